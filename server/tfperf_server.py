@@ -1,0 +1,43 @@
+"""Launcher an editor extension runs with the user's interpreter: ``python server/tfperf_server.py``.
+
+It starts the same server as ``tfperf-lsp``. If this interpreter has no tfperf installed but a
+bundled copy sits in ``server/libs`` (shipped inside an extension), that copy is used. The
+interpreter matters: the benchmark worker is started with it, so it should be the environment
+that has TensorFlow.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIN_PYTHON = (3, 10)
+
+
+def _add_fallback_paths() -> None:
+    # A checkout: the package sits next to server/. A bundle: it sits in server/libs.
+    # Appended, not prepended, so an installed tfperf always wins over the fallback copy.
+    for candidate in (os.path.dirname(HERE), os.path.join(HERE, "libs")):
+        if os.path.isdir(os.path.join(candidate, "tfperf_lsp")) and candidate not in sys.path:
+            sys.path.append(candidate)
+
+
+def main() -> int:
+    if sys.version_info < MIN_PYTHON:
+        sys.stderr.write(
+            "tfperf needs Python %d.%d or newer; %s is Python %s.\n"
+            % (*MIN_PYTHON, sys.executable, sys.version.split()[0])
+        )
+        return 3
+    _add_fallback_paths()
+    try:
+        from tfperf_lsp.cli import lsp_main
+    except ImportError as exc:  # a dependency such as pygls is missing in this interpreter
+        sys.stderr.write(
+            "tfperf cannot start with %s: %s.\nInstall it into this environment: "
+            "%s -m pip install tfperf\n" % (sys.executable, exc, sys.executable)
+        )
+        return 4
+    return lsp_main(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Every rule's documented examples are tests: invalid ones give findings (and fix to the
+documented text), valid ones give none. A rule without examples fails here."""
+import pytest
+
+from tfperf_lsp.engine import analyze, fix_for
+from tfperf_lsp.model import CATEGORIES, Severity
+from tfperf_lsp.rewrite.edits import apply_edits
+from tfperf_lsp.rules import ALL_RULES
+
+INVALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.invalid)]
+VALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.valid)]
+
+
+def _ids(cases):
+    return [f"{rule.code}-{i}" for rule, i, _ in cases]
+
+
+def own_findings(rule, source):
+    analysis = analyze(source)
+    assert not analysis.rule_errors, analysis.rule_errors
+    assert analysis.parse_error is None, analysis.parse_error
+    return analysis, [f for f in analysis.findings if f.code == rule.code]
+
+
+@pytest.mark.parametrize("rule,index,example", INVALID, ids=_ids(INVALID))
+def test_invalid_example_is_flagged(rule, index, example):
+    _, findings = own_findings(rule, example.source)
+    assert len(findings) == example.count, [f.message for f in findings]
+    for finding in findings:
+        assert finding.category == rule.category
+        assert finding.message and "\n" not in finding.message
+
+
+@pytest.mark.parametrize("rule,index,example", [c for c in INVALID if c[2].fixed], ids=_ids([c for c in INVALID if c[2].fixed]))
+def test_invalid_example_fixes_to_documented_text(rule, index, example):
+    source = example.source
+    for _ in range(example.count):  # one fix at a time, re-analysing like --fix does
+        analysis, findings = own_findings(rule, source)
+        fixable = [f for f in findings if f.fix_title]
+        if not fixable:
+            break
+        fix = fix_for(analysis, fixable[0])
+        assert fix is not None and fix.edits
+        source = apply_edits(source, fix.edits)
+    assert source == example.fixed_source
+    compile(source, "<fixed>", "exec")
+    _, remaining = own_findings(rule, source)
+    assert remaining == [], [f.message for f in remaining]
+
+
+@pytest.mark.parametrize("rule,index,example", VALID, ids=_ids(VALID))
+def test_valid_example_is_silent(rule, index, example):
+    _, findings = own_findings(rule, example.source)
+    assert findings == [], [f.message for f in findings]
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_rule_is_documented(rule):
+    assert rule.invalid and rule.valid, "a rule needs at least one invalid and one valid example"
+    assert rule.category in CATEGORIES
+    assert isinstance(rule.severity, Severity)
+    assert rule.doc_url.startswith("https://")
+    docs = rule.markdown()
+    for heading in ("## What it does", "## Why", "## When it stays silent", "## Fix"):
+        assert heading in docs, f"{rule.code} docs lack {heading!r}"
+
+
+def test_codes_are_unique_and_well_formed():
+    codes = [rule.code for rule in ALL_RULES]
+    assert len(codes) == len(set(codes))
+    assert all(len(code) == 6 and code.startswith("TFP") and code[3:].isdigit() for code in codes)

@@ -1,0 +1,1 @@
+"""Parsing and the facts rules share: positions, TensorFlow names, scopes, tf.functions, data flow."""

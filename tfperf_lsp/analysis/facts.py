@@ -1,0 +1,369 @@
+"""Facts about one parsed module that many rules need, computed once per document version.
+
+- parents of every node, so a rule can ask where a node sits;
+- loops around a node (in the same function), and whether a node runs inside a tf.function;
+- every ``tf.function``: decorated defs, ``g = tf.function(f, ...)``, with their options;
+- module-level defs, classes and assignments, to follow a call to what it calls.
+
+Everything here is a single walk over the tree plus lookups, to keep re-analysis in budget.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from tfperf_lsp.analysis.imports import ImportMap
+from tfperf_lsp.analysis.source import SourceText
+
+FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
+ScopeNode = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+LoopNode = (ast.For, ast.AsyncFor, ast.While)
+ComprehensionNode = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+TF_FUNCTION = "tensorflow.function"
+
+
+@dataclass
+class TFFunction:
+    """A ``tf.function`` object in the source."""
+
+    name: str | None  # the name call sites use; None for an anonymous ``tf.function(f)(x)``
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None  # its Python body, when known
+    wrapper: ast.expr  # the decorator expression or the ``tf.function(...)`` call
+    stmt: ast.stmt  # the statement that creates it
+    owner_class: ast.ClassDef | None = None
+    options: dict[str, ast.expr] = field(default_factory=dict)
+
+    @property
+    def params(self) -> list[str]:
+        if self.node is None:
+            return []
+        args = self.node.args
+        names = [a.arg for a in args.posonlyargs + args.args]
+        if self.owner_class is not None and names and not _is_staticmethod(self.node):
+            names = names[1:]  # self / cls
+        return names
+
+    @property
+    def keyword_params(self) -> list[str]:
+        return [] if self.node is None else [a.arg for a in self.node.args.kwonlyargs]
+
+    def option_is_true(self, key: str) -> bool:
+        value = self.options.get(key)
+        return isinstance(value, ast.Constant) and value.value is True
+
+
+def _is_staticmethod(node: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+class ModuleFacts:
+    def __init__(self, tree: ast.Module, source: SourceText):
+        self.tree = tree
+        self.source = source
+        self.imports = ImportMap(tree)
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.classes: list[ast.ClassDef] = []
+        self.calls: list[ast.Call] = []
+        self.loops: list[ast.AST] = []
+        self.with_items: list[ast.withitem] = []
+        self.module_defs: dict[str, ast.AST] = {}
+        self.module_assignments: dict[str, list[ast.stmt]] = {}
+        self.tf_functions: list[TFFunction] = []
+        self._tf_function_by_def: dict[ast.AST, TFFunction] = {}
+        self._parents: dict[ast.AST, ast.AST] = {}
+        self._walk()
+        self._find_tf_functions()
+
+    # ----------------------------------------------------------------- construction
+    def _walk(self) -> None:
+        parents = self._parents
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append(child)
+            kind = type(node)
+            if kind is ast.Call:
+                self.calls.append(node)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.functions.append(node)
+            elif kind is ast.ClassDef:
+                self.classes.append(node)
+            elif kind in (ast.For, ast.AsyncFor, ast.While) or kind in ComprehensionNode:
+                self.loops.append(node)
+            elif kind is ast.withitem:
+                self.with_items.append(node)
+        # Walk order is not source order; rules report in source order.
+        for items in (self.calls, self.functions, self.classes, self.loops):
+            items.sort(key=lambda n: (n.lineno, n.col_offset))
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.module_defs[stmt.name] = stmt
+        for stmt in ast.walk(self.tree):
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) and self.scope_of(stmt) is None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for name in target_names(target):
+                        self.module_assignments.setdefault(name, []).append(stmt)
+        for stmts in self.module_assignments.values():
+            stmts.sort(key=lambda n: n.lineno)
+
+    def _find_tf_functions(self) -> None:
+        for fn in self.functions:
+            for decorator in fn.decorator_list:
+                call = decorator if isinstance(decorator, ast.Call) else None
+                target = call.func if call else decorator
+                if self.qualname(target) == TF_FUNCTION:
+                    owner = self.parent(fn)
+                    self._add(
+                        TFFunction(
+                            name=fn.name,
+                            node=fn,
+                            wrapper=decorator,
+                            stmt=fn,
+                            owner_class=owner if isinstance(owner, ast.ClassDef) else None,
+                            options=keywords_of(call),
+                        )
+                    )
+        for call in self.calls:
+            if self.qualname(call.func) != TF_FUNCTION or self._is_decorator(call):
+                continue
+            wrapped = call.args[0] if call.args else keyword(call, "func")
+            stmt = self.statement_of(call)
+            name = None
+            if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Name):
+                    name = target.id
+            node = self.resolve_def(wrapped, call) if wrapped is not None else None
+            self._add(TFFunction(name=name, node=node, wrapper=call, stmt=stmt, options=keywords_of(call)))
+
+    def _add(self, fn: TFFunction) -> None:
+        self.tf_functions.append(fn)
+        if fn.node is not None and fn.node not in self._tf_function_by_def:
+            self._tf_function_by_def[fn.node] = fn
+
+    def _is_decorator(self, call: ast.Call) -> bool:
+        parent = self.parent(call)
+        return isinstance(parent, FunctionNode) and call in parent.decorator_list
+
+    # ----------------------------------------------------------------- navigation
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST):
+        node = self._parents.get(node)
+        while node is not None:
+            yield node
+            node = self._parents.get(node)
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        while not isinstance(node, ast.stmt):
+            node = self._parents[node]
+        return node
+
+    def scope_of(self, node: ast.AST) -> ast.AST | None:
+        """The innermost def, lambda or class around ``node``; None at module level."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ScopeNode):
+                return ancestor
+        return None
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, FunctionNode):
+                return ancestor
+        return None
+
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.ClassDef):
+                return ancestor
+        return None
+
+    def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
+        """Loops (innermost first) whose every iteration runs ``node``, within its own scope.
+
+        A node in a ``for`` loop's iterable or ``else`` runs once, so that loop is not counted.
+        """
+        loops = []
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ScopeNode):
+                break
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)):
+                if child in ancestor.body:
+                    loops.append(ancestor)
+            elif isinstance(ancestor, ast.While):
+                if child in ancestor.body or child is ancestor.test:
+                    loops.append(ancestor)
+            elif isinstance(ancestor, ComprehensionNode):
+                if not (child is ancestor.generators[0]):
+                    loops.append(ancestor)
+                elif _is_inside(node, ancestor.generators[0].ifs, self):
+                    loops.append(ancestor)
+            child = ancestor
+        return loops
+
+    def loop_targets(self, loop: ast.AST) -> set[str]:
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            return set(target_names(loop.target))
+        if isinstance(loop, ComprehensionNode):
+            names: set[str] = set()
+            for gen in loop.generators:
+                names |= set(target_names(gen.target))
+            return names
+        return set()
+
+    # ----------------------------------------------------------------- names and calls
+    def qualname(self, node: ast.AST | None) -> str | None:
+        return self.imports.qualname(node) if node is not None else None
+
+    def call_name(self, call: ast.Call) -> str | None:
+        return self.qualname(call.func)
+
+    def resolve_def(self, expr: ast.AST, at: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def that ``expr`` names, looking in enclosing function bodies, then the module."""
+        if isinstance(expr, ast.Name):
+            for scope in self._scopes_outward(at):
+                body = scope.body if not isinstance(scope, ast.Lambda) else []
+                for stmt in body:
+                    if isinstance(stmt, FunctionNode) and stmt.name == expr.id:
+                        return stmt
+            return None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("self", "cls"):
+            cls = self.enclosing_class(at)
+            if cls is not None:
+                for stmt in cls.body:
+                    if isinstance(stmt, FunctionNode) and stmt.name == expr.attr:
+                        return stmt
+        return None
+
+    def _scopes_outward(self, node: ast.AST):
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, FunctionNode):
+                yield ancestor
+        yield self.tree
+
+    def tf_function_for_def(self, node: ast.AST) -> TFFunction | None:
+        return self._tf_function_by_def.get(node)
+
+    def resolve_tf_function(self, expr: ast.AST, at: ast.AST) -> TFFunction | None:
+        """The tf.function a call's callee refers to (``f(...)``, ``self.step(...)``), if local."""
+        if isinstance(expr, ast.Name):
+            candidates = [
+                fn for fn in self.tf_functions
+                if fn.name == expr.id and fn.owner_class is None and fn.stmt.lineno <= at.lineno
+            ]
+            if candidates:  # the latest binding before the call site wins
+                return max(candidates, key=lambda fn: fn.stmt.lineno)
+            return None
+        node = self.resolve_def(expr, at)
+        return self.tf_function_for_def(node) if node is not None else None
+
+    def in_tf_function(self, node: ast.AST) -> TFFunction | None:
+        """The tf.function whose trace runs ``node``, if any (directly or through local helpers)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, FunctionNode):
+                fn = self.tf_function_for_def(ancestor)
+                if fn is not None:
+                    return fn
+                if ancestor in self.traced_helpers:
+                    return self.traced_helpers[ancestor]
+        return None
+
+    @cached_property
+    def traced_helpers(self) -> dict[ast.AST, TFFunction]:
+        """Local defs called (transitively) from a tf.function body: their code runs at trace time."""
+        found: dict[ast.AST, TFFunction] = {}
+        work = [(fn.node, fn) for fn in self.tf_functions if fn.node is not None]
+        while work:
+            body, origin = work.pop()
+            for node in ast.walk(body):
+                if isinstance(node, ast.Call):
+                    target = self.resolve_def(node.func, node)
+                    if target is not None and target not in found and target not in self._tf_function_by_def:
+                        found[target] = origin
+                        work.append((target, origin))
+        return found
+
+    @cached_property
+    def calls_by_def(self) -> dict[ast.AST, list[ast.Call]]:
+        """Call sites of each local def (direct calls by name or ``self.method``)."""
+        result: dict[ast.AST, list[ast.Call]] = {}
+        for call in self.calls:
+            target = self.resolve_def(call.func, call)
+            if target is not None:
+                result.setdefault(target, []).append(call)
+        return result
+
+    def is_called_repeatedly(self, fn_node: ast.AST, _seen: frozenset = frozenset()) -> bool:
+        """True when a def is called from a loop, or from a def that is itself called repeatedly."""
+        if fn_node in _seen:
+            return False
+        for call in self.calls_by_def.get(fn_node, []):
+            if self.enclosing_loops(call):
+                return True
+            caller = self.enclosing_function(call)
+            if caller is not None and self.is_called_repeatedly(caller, _seen | {fn_node}):
+                return True
+        return False
+
+    def assignments_in(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
+        """Name -> assigning nodes (Assign/AugAssign/For target/...) directly in ``scope``."""
+        result: dict[str, list[ast.AST]] = {}
+        body = scope.body if hasattr(scope, "body") else []
+        for stmt in body if isinstance(body, list) else [body]:
+            for node in walk_same_scope(stmt):
+                targets: list[ast.AST] = []
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+                    targets = [node.target]
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    targets = [node.target]
+                elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                    targets = [node.optional_vars]
+                for target in targets:
+                    for name in target_names(target):
+                        result.setdefault(name, []).append(node)
+        return result
+
+
+def walk_same_scope(node: ast.AST):
+    """ast.walk that does not descend into nested defs, lambdas or classes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, ScopeNode):
+                stack.append(child)
+
+
+def _is_inside(node: ast.AST, containers: list[ast.AST], facts: ModuleFacts) -> bool:
+    targets = set(map(id, containers))
+    return any(id(a) in targets for a in facts.ancestors(node)) or id(node) in targets
+
+
+def target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for elt in target.elts for name in target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def keywords_of(call: ast.Call | None) -> dict[str, ast.expr]:
+    if call is None:
+        return {}
+    return {kw.arg: kw.value for kw in call.keywords if kw.arg}
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return keywords_of(call).get(name)

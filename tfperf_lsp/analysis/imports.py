@@ -1,0 +1,91 @@
+"""Resolve expressions to qualified names through any import form.
+
+``import tensorflow as tfl; tfl.function`` and ``from tensorflow import function as f; f`` both
+resolve to ``tensorflow.function``. Keras spellings are normalised to one namespace so rules match
+once: ``tf.keras.X``, ``tensorflow.keras.X``, ``keras.X`` and ``tf_keras.X`` all become ``keras.X``.
+The legacy private package ``tensorflow.python.keras`` is kept distinct (a rule flags it).
+Which spelling the file used is remembered in ``keras_sources`` (Keras 2 vs 3 matters to fixes).
+"""
+from __future__ import annotations
+
+import ast
+
+_PREFIX_ALIASES = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.keras.", "keras."),
+    ("tf_keras.", "keras."),
+)
+
+
+def canonical(qualname: str) -> str:
+    dotted = qualname + "."
+    for prefix, replacement in _PREFIX_ALIASES:
+        if dotted.startswith(prefix):
+            return (replacement + dotted[len(prefix) :])[:-1]
+    return qualname
+
+
+class ImportMap:
+    """Local names bound by imports anywhere in the module (function-level imports included)."""
+
+    def __init__(self, tree: ast.Module):
+        self.bindings: dict[str, str] = {}
+        self.import_nodes: dict[str, ast.stmt] = {}
+        self.keras_sources: set[str] = set()  # "tensorflow.keras", "keras", "tf_keras", "tensorflow.python.keras"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self._bind(alias.asname, alias.name, node)
+                    else:
+                        # ``import a.b.c`` binds ``a``; attribute access resolves the rest.
+                        top = alias.name.split(".")[0]
+                        self._bind(top, top, node)
+                    self._note_keras(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                self._note_keras(module)
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    full = f"{module}.{alias.name}" if module and not module.endswith(".") else module + alias.name
+                    self._bind(alias.asname or alias.name, full, node)
+                    self._note_keras(full)
+
+    def _bind(self, local: str, qualname: str, node: ast.stmt) -> None:
+        self.bindings[local] = qualname
+        self.import_nodes[local] = node
+
+    def _note_keras(self, module: str) -> None:
+        for source in ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras"):
+            if module == source or module.startswith(source + "."):
+                self.keras_sources.add(source)
+                return
+        if module == "tensorflow.python" or module.startswith("tensorflow.python."):
+            return
+
+    def raw_qualname(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.bindings.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.raw_qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """Canonical qualified name of a Name/Attribute chain rooted in an import, else None."""
+        raw = self.raw_qualname(node)
+        return canonical(raw) if raw else None
+
+    def alias_for(self, module: str) -> str | None:
+        """The local name under which ``module`` is imported (``tf`` for tensorflow), if any."""
+        for local, qualname in self.bindings.items():
+            if qualname == module:
+                return local
+        return None
+
+    def is_tensorflow(self, qualname: str | None) -> bool:
+        return bool(qualname) and (qualname == "tensorflow" or qualname.startswith("tensorflow."))
+
+    def is_keras(self, qualname: str | None) -> bool:
+        return bool(qualname) and (qualname == "keras" or qualname.startswith("keras."))

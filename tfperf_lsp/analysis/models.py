@@ -1,0 +1,93 @@
+"""Which names hold Keras models: built by a constructor, a subclass of ``keras.Model``, or a
+local factory function that returns one (``net = get_net()``)."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, target_names, walk_same_scope
+
+MODEL_CONSTRUCTORS = frozenset(
+    {
+        "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
+        "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+    }
+)
+MODEL_BASES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+
+
+def model_classes(facts: ModuleFacts) -> set[str]:
+    """Classes in this module that subclass a Keras model (directly or through each other)."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls in facts.classes:
+            if cls.name in found:
+                continue
+            for base in cls.bases:
+                if facts.qualname(base) in MODEL_BASES or (isinstance(base, ast.Name) and base.id in found):
+                    found.add(cls.name)
+                    changed = True
+                    break
+    return found
+
+
+def creates_model(facts: ModuleFacts, expr: ast.AST | None, _depth: int = 0) -> bool:
+    """``expr`` evaluates to a Keras model we can recognise."""
+    if not isinstance(expr, ast.Call):
+        return False
+    qualname = facts.qualname(expr.func)
+    if qualname in MODEL_CONSTRUCTORS or (qualname or "").startswith("keras.applications."):
+        return True
+    if isinstance(expr.func, ast.Name):
+        if expr.func.id in _model_classes_cached(facts):
+            return True
+        factory = facts.module_defs.get(expr.func.id)
+        if isinstance(factory, FunctionNode) and _depth < 3:
+            return _returns_model(facts, factory, _depth + 1)
+    return False
+
+
+def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int) -> bool:
+    assigned = facts.assignments_in(fn)
+    for node in walk_same_scope(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if creates_model(facts, value, depth):
+                return True
+            if isinstance(value, ast.Name):
+                for source in assigned.get(value.id, []):
+                    if isinstance(source, ast.Assign) and creates_model(facts, source.value, depth):
+                        return True
+    return False
+
+
+def is_model_name(facts: ModuleFacts, name: ast.Name) -> bool:
+    """``name`` (a Load) refers to a Keras model: every assignment to it in its scope makes one."""
+    scope = facts.enclosing_function(name)
+    candidates: list[ast.AST] = []
+    if scope is not None:
+        candidates = facts.assignments_in(scope).get(name.id, [])
+    if not candidates:
+        candidates = facts.module_assignments.get(name.id, [])
+    if not candidates:
+        return False
+    return all(isinstance(c, ast.Assign) and creates_model(facts, c.value) for c in candidates)
+
+
+def assigned_in(loop: ast.AST, name: str) -> bool:
+    for stmt in getattr(loop, "body", []):
+        for node in walk_same_scope(stmt):
+            if isinstance(node, ast.Assign) and any(name in target_names(t) for t in node.targets):
+                return True
+    return False
+
+
+def _model_classes_cached(facts: ModuleFacts) -> set[str]:
+    # Cached on the facts object: it lives exactly as long as one analysis.
+    cached = facts.__dict__.get("_tfperf_model_classes")
+    if cached is None:
+        cached = model_classes(facts)
+        facts.__dict__["_tfperf_model_classes"] = cached
+    return cached
+

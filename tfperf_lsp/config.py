@@ -1,0 +1,205 @@
+"""Settings: which rules run, at which severity, and the facts about the user's device.
+
+Sources, later wins: built-in defaults, ``[tool.tfperf]`` of the nearest pyproject.toml, the
+editor's ``tfperf`` settings (initializationOptions / workspace/configuration), a device probe
+that the benchmark worker ran. The same ``Settings`` object drives the CLI and the server.
+
+pyproject.toml::
+
+    [tool.tfperf]
+    ignore = ["TFP501", "xla"]      # rule codes or whole categories
+    select = ["retrace", "TFP201"]  # optional: only these
+    [tool.tfperf.rules]
+    TFP101 = "error"                # a severity, or "off"
+    [tool.tfperf.device]            # what to assume when no benchmark probe has run
+    gpu = true
+    compute_capability = "8.6"
+    cpu_features = ["avx512_bf16"]
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from tfperf_lsp.model import CATEGORIES, Severity
+
+_SEVERITIES = {s.value: s for s in Severity}
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the precision rules may assume about where the code runs. ``None`` = unknown."""
+
+    gpu: bool | None = None
+    compute_capability: float | None = None
+    cpu_features: frozenset[str] = frozenset()
+    name: str | None = None
+    source: str = "unknown"  # "probe", "config" or "unknown"
+
+
+@dataclass(frozen=True)
+class Settings:
+    disabled: frozenset[str] = frozenset()  # codes or categories
+    selected: frozenset[str] | None = None
+    severities: dict[str, Severity] = field(default_factory=dict)
+    inlay_hints: bool = True
+    lint_on_change: bool = True
+    device: DeviceFacts = DeviceFacts()
+    keras_version: str | None = None  # "2" / "3" when known from the environment
+    problems: tuple[str, ...] = ()  # invalid settings, reported to the user, never fatal
+
+    def is_enabled(self, code: str, category: str) -> bool:
+        if code in self.disabled or category in self.disabled:
+            return False
+        if self.selected is not None:
+            return code in self.selected or category in self.selected
+        return True
+
+    def severity_for(self, code: str, default: Severity) -> Severity:
+        return self.severities.get(code, default)
+
+    def with_overrides(self, options: dict[str, Any] | None) -> "Settings":
+        """Apply a settings table (pyproject's [tool.tfperf] or the editor's ``tfperf`` section)."""
+        if not options:
+            return self
+        problems = list(self.problems)
+        disabled = set(self.disabled)
+        severities = dict(self.severities)
+        selected = self.selected
+        for item in _string_list(options.get("ignore"), "ignore", problems):
+            disabled.add(item)
+        if "select" in options:
+            selected = frozenset(_string_list(options.get("select"), "select", problems)) or None
+        rules = options.get("rules") or {}
+        if not isinstance(rules, dict):
+            problems.append("`rules` must be a table of CODE = severity")
+            rules = {}
+        for code, value in rules.items():
+            value = str(value).lower()
+            if value == "off":
+                disabled.add(code)
+            elif value in _SEVERITIES:
+                disabled.discard(code)
+                severities[code] = _SEVERITIES[value]
+            else:
+                problems.append(f"`rules.{code}` = {value!r}: expected off, error, warning, information or hint")
+        device = _device_from(options.get("device"), self.device, problems)
+        inlay = options.get("inlayHints", self.inlay_hints)
+        lint_on_change = options.get("lintOnChange", self.lint_on_change)
+        keras = options.get("kerasVersion", self.keras_version)
+        return replace(
+            self,
+            disabled=frozenset(disabled),
+            selected=selected,
+            severities=severities,
+            inlay_hints=bool(inlay),
+            lint_on_change=bool(lint_on_change),
+            device=device,
+            keras_version=str(keras) if keras else None,
+            problems=tuple(problems),
+        )
+
+    def with_probe(self, device: dict[str, Any] | None) -> "Settings":
+        """Device facts measured by the benchmark worker beat configured ones."""
+        if not device:
+            return self
+        capability = device.get("compute_capability")
+        return replace(
+            self,
+            device=DeviceFacts(
+                gpu=device.get("kind") == "gpu",
+                compute_capability=_as_float(capability),
+                cpu_features=frozenset(device.get("cpu_features") or ()),
+                name=device.get("name"),
+                source="probe",
+            ),
+        )
+
+
+def _string_list(value: Any, key: str, problems: list[str]) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        problems.append(f"`{key}` must be a list of rule codes or categories")
+        return []
+    unknown = [v for v in value if not (v in CATEGORIES or (v.startswith("TFP") and v[3:].isdigit()))]
+    if unknown:
+        problems.append(f"`{key}`: unknown rule codes or categories {unknown}")
+    return list(value)
+
+
+def _as_float(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _device_from(table: Any, current: DeviceFacts, problems: list[str]) -> DeviceFacts:
+    if table is None:
+        return current
+    if not isinstance(table, dict):
+        problems.append("`device` must be a table")
+        return current
+    if current.source == "probe":
+        return current  # measured beats configured
+    gpu = table.get("gpu", current.gpu)
+    return DeviceFacts(
+        gpu=bool(gpu) if gpu is not None else None,
+        compute_capability=_as_float(table.get("compute_capability", current.compute_capability)),
+        cpu_features=frozenset(table.get("cpu_features", current.cpu_features) or ()),
+        name=table.get("name", current.name),
+        source="config",
+    )
+
+
+_PYPROJECT_CACHE: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+def find_pyproject(start: str | None) -> str | None:
+    """The nearest pyproject.toml at or above ``start`` (a file or directory)."""
+    if not start:
+        return None
+    directory = start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start))
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def project_options(path: str | None) -> tuple[dict[str, Any], str | None]:
+    """``[tool.tfperf]`` of the nearest pyproject.toml, and a problem message if it is broken."""
+    pyproject = find_pyproject(path)
+    if pyproject is None:
+        return {}, None
+    try:
+        mtime = os.path.getmtime(pyproject)
+        cached = _PYPROJECT_CACHE.get(pyproject)
+        if cached and cached[0] == mtime:
+            return cached[1], None
+        with open(pyproject, "rb") as handle:
+            options = tomllib.load(handle).get("tool", {}).get("tfperf", {}) or {}
+        _PYPROJECT_CACHE[pyproject] = (mtime, options)
+        return options, None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return {}, f"{pyproject}: cannot read [tool.tfperf]: {exc}"
+
+
+def settings_for(path: str | None, editor_options: dict[str, Any] | None = None, base: Settings | None = None) -> Settings:
+    options, problem = project_options(path)
+    settings = (base or Settings()).with_overrides(options)
+    if problem:
+        settings = replace(settings, problems=settings.problems + (problem,))
+    return settings.with_overrides(editor_options)

@@ -1,0 +1,125 @@
+"""The analysis engine: source text in, findings out. Knows nothing of LSP or the terminal.
+
+One parse per call (stdlib ``ast``), one ``ModuleFacts`` shared by every rule. A rule that raises
+is reported in ``rule_errors`` and the other rules still run. Fixes are built on demand
+(``fix_for``), because they need LibCST and most findings are never fixed.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, field, replace
+
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.source import ParseError, SourceText
+from tfperf_lsp.config import Settings
+from tfperf_lsp.model import Finding, Fix
+from tfperf_lsp.rules import ALL_RULES, Rule, rule_by_code
+
+_SUPPRESSION = re.compile(r"#\s*tfperf:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
+
+
+@dataclass
+class RuleContext:
+    """What a rule sees: the source, the shared facts, the settings, the workspace."""
+
+    source: SourceText
+    facts: ModuleFacts
+    settings: Settings
+    path: str | None = None
+    workspace: "object | None" = None  # analysis.workspace.WorkspaceIndex, for cross-file facts
+    dependencies: set[str] = field(default_factory=set)  # other files the findings relied on
+    cache: dict = field(default_factory=dict)  # facts several rules derive (see rules.common)
+
+
+@dataclass
+class Analysis:
+    source: SourceText
+    findings: list[Finding]
+    parse_error: ParseError | None = None
+    rule_errors: list[tuple[str, str]] = field(default_factory=list)  # (rule code, traceback)
+    ctx: RuleContext | None = None
+    # True when the file does not parse and the findings were carried over from the last
+    # version that did, for the lines that did not change.
+    stale: bool = False
+
+    def finding(self, finding_id: str) -> Finding | None:
+        return next((f for f in self.findings if f.id == finding_id), None)
+
+
+def analyze(
+    text: str,
+    path: str | None = None,
+    settings: Settings | None = None,
+    workspace=None,
+    rules: list[Rule] | None = None,
+) -> Analysis:
+    settings = settings or Settings()
+    source = SourceText(text, path)
+    tree = source.parse()
+    if isinstance(tree, ParseError):
+        return Analysis(source, [], parse_error=tree)
+    ctx = RuleContext(source, ModuleFacts(tree, source), settings, path, workspace)
+    findings: list[Finding] = []
+    errors: list[tuple[str, str]] = []
+    for rule in rules or ALL_RULES:
+        if not settings.is_enabled(rule.code, rule.category):
+            continue
+        try:
+            for finding in rule.check(ctx):
+                finding.severity = settings.severity_for(rule.code, finding.severity)
+                findings.append(finding)
+        except Exception:  # noqa: BLE001 - one broken rule must not hide the others
+            errors.append((rule.code, traceback.format_exc()))
+    findings = [f for f in findings if not _suppressed(source, f)]
+    findings.sort(key=lambda f: (f.span.start, f.code))
+    return Analysis(source, _dedupe(findings), rule_errors=errors, ctx=ctx)
+
+
+def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
+    """Build the edits of a finding's fix. None if the rule has no fix here, or the analysis is stale."""
+    if finding.fix_title is None or analysis.ctx is None or analysis.stale:
+        return None
+    rule = rule_by_code(finding.code)
+    if rule is None:
+        return None
+    fix = rule.fix(analysis.ctx, finding)
+    if fix is not None and fix.applicability != finding.fix_applicability:
+        fix = replace(fix, applicability=finding.fix_applicability)
+    return fix
+
+
+def _suppressed(source: SourceText, finding: Finding) -> bool:
+    match = _SUPPRESSION.search(source.line(finding.span.start.line))
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return finding.code in {c.strip().upper() for c in codes.split(",")}
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    result = []
+    for finding in findings:
+        key = (finding.code, finding.span, finding.message)
+        if key not in seen:
+            seen.add(key)
+            result.append(finding)
+    return result
+
+
+def suppression_edit_text(line_text: str, code: str) -> str:
+    """The line with ``code`` added to its ``# tfperf: ignore[...]`` comment (created if absent)."""
+    match = _SUPPRESSION.search(line_text)
+    if match is None:
+        return f"{line_text.rstrip()}  # tfperf: ignore[{code}]"
+    codes = match.group("codes")
+    if not codes:
+        return line_text
+    existing = [c.strip() for c in codes.split(",") if c.strip()]
+    if code in existing:
+        return line_text
+    new_comment = f"# tfperf: ignore[{', '.join(existing + [code])}]"
+    return line_text[: match.start()] + new_comment + line_text[match.end() :]

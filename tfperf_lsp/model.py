@@ -1,0 +1,94 @@
+"""The vocabulary every layer shares: positions, findings, fixes.
+
+Positions are 0-based lines and 0-based columns counted in code points of the line's text (what
+Python's ``str`` indexes). The LSP layer converts to the client's encoding (UTF-16 by default);
+the CLI prints 1-based rows and columns.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+
+CATEGORIES = (
+    "retrace",
+    "correctness",
+    "graph",
+    "vectorize",
+    "xla",
+    "precision",
+    "input-pipeline",
+    "keras",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Pos:
+    line: int
+    col: int
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: Pos
+    end: Pos
+
+    @staticmethod
+    def of(line: int, col: int, end_line: int, end_col: int) -> "Span":
+        return Span(Pos(line, col), Pos(end_line, end_col))
+
+    def shifted(self, delta_lines: int) -> "Span":
+        return Span(
+            Pos(self.start.line + delta_lines, self.start.col),
+            Pos(self.end.line + delta_lines, self.end.col),
+        )
+
+    def contains_line(self, line: int) -> bool:
+        return self.start.line <= line <= self.end.line
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in ``span`` with ``new_text``."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    # "safe": keeps the program's results (``tfperf check --fix`` applies it).
+    # "unsafe": changes behaviour the user may rely on (printing, results within tolerance, ...);
+    # offered in the editor and by ``--unsafe-fixes`` only.
+    applicability: str = "safe"
+
+
+@dataclass
+class Finding:
+    code: str
+    category: str
+    severity: Severity
+    message: str
+    span: Span
+    # Short label shown at the end of the line in editors that display inlay hints.
+    label: str = ""
+    # Title of the fix the rule can build for this finding, or None when no fix is safe here.
+    # The edits themselves are computed lazily (Rule.fix), because they need LibCST.
+    fix_title: str | None = None
+    fix_applicability: str = "safe"
+    # Rule-private facts the fix and the benchmark need (node positions, names, ...).
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}@{self.span.start.line}:{self.span.start.col}"

@@ -1,0 +1,109 @@
+"""What a rule is: identity, docs, examples, a detector and (optionally) a fix.
+
+A rule module reads top to bottom: the class attributes say what it detects, why it is slow,
+when it stays silent and how it is fixed; ``invalid``/``valid`` examples double as tests
+(tests/rules/test_examples.py runs them all) and as the examples in ``tfperf rule CODE``.
+"""
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from tfperf_lsp.model import Finding, Fix, Severity
+
+if TYPE_CHECKING:
+    from tfperf_lsp.engine import RuleContext
+
+
+@dataclass(frozen=True)
+class Example:
+    code: str
+    # invalid examples: how many findings of this rule the code gives
+    count: int = 1
+    # invalid examples with a fix: the whole module after applying this rule's fixes
+    fixed: str | None = None
+    # retrace examples: name of the tf.function whose trace count the TensorFlow test checks
+    # (more than one trace for the code, ``traces_after`` after the fix) ...
+    traced: str | None = None
+    traces_after: int = 1
+    # ... or name of a module-level list the example's functions append to while tracing, for
+    # functions re-created in a loop (each new Function has its own trace count).
+    trace_counter: str | None = None
+    # Python statements run under TensorFlow after the example (``verify``) or after its fixed
+    # version (``verify_fixed``), in its namespace: assertions about what TF really does.
+    verify: str | None = None
+    verify_fixed: str | None = None
+    # The fix changes results on purpose (e.g. print -> tf.print): skip the equal-outputs check.
+    changes_outputs: bool = False
+    note: str = ""
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).lstrip("\n")
+
+    @property
+    def fixed_source(self) -> str | None:
+        return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]  # one line, for `tfperf rules`
+    doc_url: ClassVar[str]  # the TensorFlow guide section that explains the problem
+    docs: ClassVar[str]  # markdown: what it does, why it is slow, when it is silent, the fix
+    invalid: ClassVar[tuple[Example, ...]] = ()
+    valid: ClassVar[tuple[Example, ...]] = ()
+
+    def check(self, ctx: "RuleContext") -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def fix(self, ctx: "RuleContext", finding: Finding) -> Fix | None:
+        return None
+
+    # ------------------------------------------------------------------ helpers for rules
+    def finding(
+        self,
+        ctx: "RuleContext",
+        node: ast.AST,
+        message: str,
+        *,
+        label: str = "",
+        fix_title: str | None = None,
+        fix_applicability: str = "safe",
+        severity: Severity | None = None,
+        head_only: bool = False,
+        **data,
+    ) -> Finding:
+        span = ctx.source.head_span(node) if head_only else ctx.source.span(node)
+        return Finding(
+            code=self.code,
+            category=self.category,
+            severity=severity or self.severity,
+            message=message,
+            span=span,
+            label=label,
+            fix_title=fix_title,
+            fix_applicability=fix_applicability,
+            data=data,
+        )
+
+    @classmethod
+    def markdown(cls) -> str:
+        """The full rule documentation, as `tfperf rule CODE` and the hover's link show it."""
+        parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
+        parts.append(textwrap.dedent(cls.docs).strip())
+        parts += ["", f"TensorFlow guide: {cls.doc_url}"]
+        if cls.invalid:
+            parts += ["", "## Example"]
+            example = cls.invalid[0]
+            parts += ["", "```python", example.source.rstrip(), "```"]
+            if example.fixed_source:
+                parts += ["", "Use instead:", "", "```python", example.fixed_source.rstrip(), "```"]
+        if cls.valid:
+            parts += ["", "## Not flagged", "", "```python", cls.valid[0].source.rstrip(), "```"]
+        return "\n".join(parts) + "\n"

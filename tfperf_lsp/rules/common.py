@@ -1,0 +1,168 @@
+"""Facts several rules derive from ModuleFacts, computed once per analysis (cached on the context)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.model import Edit, Pos, Span
+
+
+@dataclass
+class Callee:
+    """A tf.function a call site reaches, and the module that defines it."""
+
+    fn: TFFunction
+    facts: ModuleFacts
+    path: str | None  # None: the same file
+
+
+@dataclass
+class LoopCall:
+    call: ast.Call
+    loops: list[ast.AST]
+    callee: Callee
+
+
+def tf_function_called(ctx, call: ast.Call) -> Callee | None:
+    local = ctx.facts.resolve_tf_function(call.func, call)
+    if local is not None:
+        return Callee(local, ctx.facts, None)
+    if ctx.workspace is not None and isinstance(call.func, ast.Name):
+        remote = ctx.workspace.resolve_imported_tf_function(ctx.facts, call.func, ctx.path)
+        if remote is not None:
+            ctx.dependencies.add(remote.path)
+            return Callee(remote.fn, remote.facts, remote.path)
+    return None
+
+
+def eager_loop_calls(ctx) -> list[LoopCall]:
+    """Calls of tf.functions made from Python loops in eager code: where retracing costs."""
+    if "eager_loop_calls" not in ctx.cache:
+        facts = ctx.facts
+        found = []
+        for call in facts.calls:
+            if not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            loops = facts.enclosing_loops(call)
+            if not loops or facts.in_tf_function(call) is not None:
+                continue
+            callee = tf_function_called(ctx, call)
+            if callee is not None:
+                found.append(LoopCall(call, loops, callee))
+        ctx.cache["eager_loop_calls"] = found
+    return ctx.cache["eager_loop_calls"]
+
+
+def tf_alias(ctx) -> tuple[str, list[Edit]]:
+    """How this file spells ``tensorflow`` (``tf``), and the import edit needed if it does not."""
+    alias = ctx.facts.imports.alias_for("tensorflow")
+    if alias:
+        return alias, []
+    return "tf", [import_edit(ctx.source, ctx.facts.tree, "import tensorflow as tf")]
+
+
+def import_edit(source: SourceText, tree: ast.Module, statement: str) -> Edit:
+    """Insert ``statement`` after the module docstring and ``__future__`` imports."""
+    line = 0
+    for stmt in tree.body:
+        is_docstring = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+        if (is_docstring and stmt is tree.body[0]) or is_future:
+            line = stmt.end_lineno
+        else:
+            break
+    return Edit(Span(Pos(line, 0), Pos(line, 0)), statement + "\n")
+
+
+def function_label(fn: TFFunction) -> str:
+    return fn.name or (fn.node.name if fn.node is not None else "tf.function")
+
+
+def short(qualname: str) -> str:
+    """``tensorflow.nn.relu`` -> ``tf.nn.relu`` for messages."""
+    return "tf." + qualname[len("tensorflow."):] if qualname.startswith("tensorflow.") else qualname
+
+
+@dataclass
+class HotCall:
+    """A place that calls a function many times: a call in a loop, or a ``timeit`` statement."""
+
+    node: ast.AST  # the Call, or the string constant given to timeit
+    name: str  # the called name
+
+
+_TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
+
+
+def hot_calls(ctx) -> list[HotCall]:
+    """Eager calls by plain name made repeatedly: in loops, or in ``timeit`` statement strings."""
+    if "hot_calls" not in ctx.cache:
+        facts = ctx.facts
+        found = []
+        for call in facts.calls:
+            if facts.in_tf_function(call) is not None:
+                continue
+            if isinstance(call.func, ast.Name) and facts.enclosing_loops(call):
+                found.append(HotCall(call, call.func.id))
+            if facts.qualname(call.func) in _TIMEIT:
+                statement = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stmt"), None)
+                if isinstance(statement, ast.Constant) and isinstance(statement.value, str):
+                    try:
+                        parsed = ast.parse(statement.value)
+                    except SyntaxError:
+                        continue
+                    for inner in ast.walk(parsed):
+                        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+                            found.append(HotCall(statement, inner.func.id))
+        ctx.cache["hot_calls"] = found
+    return ctx.cache["hot_calls"]
+
+
+def graph_blockers(facts: ModuleFacts, fn: ast.AST) -> list[str]:
+    """Why wrapping ``fn`` in tf.function would change what it does (empty: nothing seen)."""
+    reasons = []
+    local = set(facts.assignments_in(fn))
+    for node in walk_same_scope(fn):
+        if not isinstance(node, ast.Call):
+            if isinstance(node, ast.Global):
+                reasons.append("assigns a global")
+            continue
+        func = node.func
+        qualname = facts.qualname(func)
+        if isinstance(func, ast.Attribute) and func.attr == "numpy":
+            reasons.append("calls .numpy()")
+        elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
+            reasons.append(f"calls {func.id}()")
+        elif isinstance(func, ast.Name) and func.id in ("float", "int", "bool") and node.args:
+            reasons.append(f"converts a value with {func.id}()")
+        elif qualname and qualname.split(".")[0] in ("numpy", "time", "random", "pandas"):
+            reasons.append(f"calls {qualname}")
+        elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and not (
+            isinstance(func.value, ast.Name) and func.value.id in local
+        ):
+            reasons.append("appends to a list outside the function")
+    return sorted(set(reasons))
+
+
+def tf_op_count(facts: ModuleFacts, fn: ast.AST) -> int:
+    return sum(
+        1 for n in walk_same_scope(fn)
+        if isinstance(n, ast.Call) and (facts.imports.is_tensorflow(facts.qualname(n.func)) or facts.imports.is_keras(facts.qualname(n.func)))
+    )
+
+
+def has_python_loop_with_tf_ops(facts: ModuleFacts, fn: ast.AST) -> bool:
+    for node in walk_same_scope(fn):
+        if isinstance(node, (ast.For, ast.While)):
+            if any(isinstance(n, ast.Call) and facts.imports.is_tensorflow(facts.qualname(n.func)) for n in ast.walk(node)):
+                return True
+    return False
+
+
+def decorator_edit(ctx, fn_node: ast.AST, decorator: str) -> Edit:
+    """Insert ``@decorator`` above a def (and above its existing decorators)."""
+    first = min([fn_node.lineno] + [d.lineno for d in fn_node.decorator_list]) - 1
+    indent = ctx.source.indent_of(fn_node.lineno - 1)
+    return Edit(Span(Pos(first, 0), Pos(first, 0)), f"{indent}@{decorator}\n")

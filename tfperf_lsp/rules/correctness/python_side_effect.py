@@ -1,0 +1,196 @@
+"""TFP202: Python side effects in a tf.function: they run while tracing, not on every call."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.facts import walk_same_scope
+from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import function_label, short, tf_alias
+
+_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "datetime.datetime.now"}
+_PRINT_KEYWORDS = {"sep", "end"}  # tf.print understands these; not file= or flush=
+
+
+class PythonSideEffect(Rule):
+    code = "TFP202"
+    name = "python-side-effect"
+    category = "correctness"
+    severity = Severity.WARNING
+    summary = "Python side effect in a tf.function (print, append, np.random, time): runs only while tracing"
+    doc_url = "https://www.tensorflow.org/guide/function#executing_python_side_effects"
+    docs = """
+    ## What it does
+    Finds Python side effects in the body of a tf.function (or a helper it calls): `print()`,
+    appending to a list that outlives the call, `np.random.*`, Python's `random`, clocks
+    (`time.time()`), `next()` on a Python iterator, and assignments to `global` names.
+
+    ## Why is this slow
+    It is a correctness trap. A tf.function runs its Python code once, while tracing, and then
+    replays the graph. A `print` prints once; an `append` appends once; `np.random.uniform()` is
+    frozen into a constant (measured); a clock reads the trace time.
+
+    ## When it stays silent
+    In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
+    to a list created inside the function (a common way to collect tensors before `tf.stack`).
+
+    ## Fix
+    `print(...)` -> `tf.print(...)` (quick fix, marked unsafe: it now prints on every call, and
+    prints tensor values rather than symbolic tensors). For the others: `tf.random.*` (with a
+    `tf.random.Generator`), a `tf.TensorArray` or a `tf.Variable`, a `tf.data` iterator.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def double(x):
+                print("tracing double")
+                return x * 2
+
+            double(tf.constant(1))
+            double(tf.constant(2))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def double(x):
+                tf.print("tracing double")
+                return x * 2
+
+            double(tf.constant(1))
+            double(tf.constant(2))
+            """,
+            changes_outputs=True,
+        ),
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            history = []
+
+            @tf.function
+            def noisy(x):
+                history.append(x)
+                return x + np.random.uniform()
+
+            a = noisy(tf.constant(1.0))
+            b = noisy(tf.constant(1.0))
+            """,
+            count=2,
+            verify="""
+            assert len(history) == 1       # appended once, while tracing
+            assert float(a) == float(b)    # the "random" number is a constant of the graph
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def collect(x):
+                parts = []
+                for i in range(3):
+                    parts.append(x * i)  # a local list, stacked into one tensor
+                tf.print("collected", x)
+                return tf.stack(parts)
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        bodies = [(fn.node, function_label(fn)) for fn in facts.tf_functions if fn.node is not None]
+        bodies += [(helper, function_label(origin)) for helper, origin in facts.traced_helpers.items()]
+        seen: set[ast.AST] = set()
+        for body, name in bodies:
+            if body in seen:
+                continue
+            seen.add(body)
+            local = set(facts.assignments_in(body))
+            globals_declared = {n for node in walk_same_scope(body) if isinstance(node, ast.Global) for n in node.names}
+            for node in walk_same_scope(body):
+                if node is body:
+                    continue
+                yield from self._check_node(ctx, node, name, local, globals_declared)
+
+    def _check_node(self, ctx, node, name, local, globals_declared):
+        facts = ctx.facts
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in globals_declared:
+                    yield self.finding(
+                        ctx, target,
+                        f"Assigning the global `{target.id}` in `{name}` happens once, while tracing, not on every call",
+                        label="runs only while tracing",
+                    )
+            return
+        if not isinstance(node, ast.Call):
+            return
+        func = node.func
+        qualname = facts.qualname(func)
+        if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
+            fixable = _print_is_convertible(node)
+            yield self.finding(
+                ctx, func,
+                f"`print` in `{name}` runs only while tracing, not on every call: use `tf.print`",
+                label="prints only while tracing",
+                fix_title="Use tf.print (prints on every call)" if fixable else None,
+                fix_applicability="unsafe",
+            )
+        elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local):
+            yield self.finding(
+                ctx, node,
+                f"`{ctx.source.segment(func)}` in `{name}` runs once, while tracing: use a `tf.TensorArray` "
+                f"or return the values",
+                label="runs only while tracing",
+            )
+        elif qualname and (qualname.startswith("numpy.random.") or qualname.startswith("random.")):
+            yield self.finding(
+                ctx, node,
+                f"`{short(qualname)}` in `{name}` is evaluated once while tracing and frozen into the graph "
+                f"as a constant: use `tf.random` (with a `tf.random.Generator`)",
+                label="frozen at trace time",
+            )
+        elif qualname in _CLOCKS:
+            yield self.finding(
+                ctx, node,
+                f"`{qualname}()` in `{name}` reads the clock once, while tracing",
+                label="frozen at trace time",
+            )
+        elif isinstance(func, ast.Name) and func.id == "next" and node.args and _outlives_call(node.args[0], local):
+            yield self.finding(
+                ctx, node,
+                f"`next()` on a Python iterator in `{name}` advances only while tracing: the same element "
+                f"is used on every call; iterate a `tf.data.Dataset` instead",
+                label="frozen at trace time",
+            )
+
+    def fix(self, ctx, finding):
+        alias, extra = tf_alias(ctx)
+        return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.print"), *extra))
+
+
+def _outlives_call(target: ast.AST, local: set[str]) -> bool:
+    """A global or closed-over object, or an attribute of one (``self.history``)."""
+    if isinstance(target, ast.Name):
+        return target.id not in local
+    if isinstance(target, ast.Attribute):
+        return True
+    return False
+
+
+def _print_is_convertible(call: ast.Call) -> bool:
+    if any(isinstance(a, (ast.JoinedStr, ast.Starred)) for a in call.args):
+        return False  # an f-string is formatted at trace time: tf.print would still print the trace
+    if any(isinstance(a, ast.BinOp) and isinstance(a.op, ast.Mod) for a in call.args):
+        return False
+    if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "format" for a in call.args):
+        return False
+    return all(kw.arg in _PRINT_KEYWORDS for kw in call.keywords)

@@ -1,0 +1,142 @@
+"""TFP201: a tf.function reads a global that is reassigned later: the traced value goes stale."""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from tfperf_lsp.analysis.facts import walk_same_scope
+from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import function_label
+
+_BUILTINS = frozenset(dir(builtins))
+_LIVE_CONSTRUCTORS = {"tensorflow.Variable"}  # a tf.Variable is read at run time: never stale
+
+
+class StaleGlobal(Rule):
+    code = "TFP201"
+    name = "stale-global-capture"
+    category = "correctness"
+    severity = Severity.WARNING
+    summary = "tf.function reads a global that is reassigned later: it keeps the value from tracing time"
+    doc_url = "https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables"
+    docs = """
+    ## What it does
+    Finds module-level names read inside a tf.function that the program assigns again after
+    the function is defined (at module level, or through `global` in another function).
+
+    ## Why is this slow
+    It is a correctness trap, not a speed problem. The value of a Python global is captured when
+    the function is traced. Changing the global later does **not** trigger a retrace, so the
+    function keeps computing with the old value. This holds for Python numbers and for eager
+    tensors alike (measured).
+
+    ## When it stays silent
+    For globals assigned once, for `tf.Variable`s (read at run time, so always current),
+    and for functions, classes and imported modules.
+
+    ## Fix
+    Pass the value as an argument (a tensor), or keep it in a `tf.Variable` and update it with
+    `.assign()`. No automatic fix: the right one depends on how the value is used.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            y = 2.0
+
+            @tf.function
+            def power(x):
+                return tf.pow(x, y)
+
+            first = power(tf.constant(2.0))
+            y = 3.0
+            second = power(tf.constant(2.0))
+            """,
+            verify="""
+            assert float(first) == 4.0 and float(second) == 4.0  # stale: 2**3 would be 8
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            y = tf.Variable(2.0)
+
+            @tf.function
+            def power(x):
+                return tf.pow(x, y)
+
+            first = power(tf.constant(2.0))
+            y.assign(3.0)
+            second = power(tf.constant(2.0))
+            """,
+            verify="""
+            assert float(first) == 4.0 and float(second) == 8.0  # a tf.Variable stays live
+            """,
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        reassigned_via_global = _names_assigned_through_global(facts)
+        for fn in facts.tf_functions:
+            if fn.node is None or facts.scope_of(fn.node) is not None and fn.owner_class is None:
+                continue
+            local = set(fn.params + fn.keyword_params) | set(facts.assignments_in(fn.node))
+            reported: set[str] = set()
+            for node in walk_same_scope(fn.node):
+                if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                    continue
+                name = node.id
+                if name in local or name in reported or name in _BUILTINS and name not in facts.module_assignments:
+                    continue
+                later = _later_assignment(facts, name, fn.stmt.lineno, reassigned_via_global)
+                if later is None:
+                    continue
+                reported.add(name)
+                yield self.finding(
+                    ctx,
+                    node,
+                    f"`{function_label(fn)}` keeps the value `{name}` had when it was traced: the new value "
+                    f"assigned on line {later} is ignored (no retrace); pass it as an argument or use a tf.Variable",
+                    label=f"stale after line {later}",
+                )
+
+
+def _names_assigned_through_global(facts) -> dict[str, int]:
+    """Globals assigned inside functions with ``global name``: name -> first such line."""
+    result: dict[str, int] = {}
+    for fn in facts.functions:
+        declared = {n for node in walk_same_scope(fn) if isinstance(node, ast.Global) for n in node.names}
+        if not declared:
+            continue
+        for name, nodes in facts.assignments_in(fn).items():
+            if name in declared:
+                result[name] = min([result.get(name, 10**9)] + [n.lineno for n in nodes])
+    return result
+
+
+def _later_assignment(facts, name: str, defined_at: int, via_global: dict[str, int]) -> int | None:
+    assignments = facts.module_assignments.get(name, [])
+    if not assignments and name not in via_global:
+        return None
+    if assignments and all(_is_live(facts, stmt) for stmt in assignments):
+        return None
+    # A module-level for loop assigns its target once per iteration.
+    if len(assignments) >= 2 or any(isinstance(s, (ast.For, ast.AsyncFor)) for s in assignments):
+        later = [s.lineno for s in assignments if s.lineno > defined_at]
+        if later:
+            return later[0]
+    if assignments and name in via_global:
+        return via_global[name]
+    return None
+
+
+def _is_live(facts, stmt: ast.stmt) -> bool:
+    value = getattr(stmt, "value", None)
+    return isinstance(value, ast.Call) and facts.qualname(value.func) in _LIVE_CONSTRUCTORS
+

@@ -1,0 +1,107 @@
+"""TFP203: ``tf.Variable`` created in a tf.function body on every trace."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import function_label
+
+_VARIABLE = "tensorflow.Variable"
+
+
+class VariableInFunction(Rule):
+    code = "TFP203"
+    name = "variable-in-function"
+    category = "correctness"
+    severity = Severity.ERROR
+    summary = "tf.Variable created in a tf.function body: raises ValueError (variables only on first call)"
+    doc_url = "https://www.tensorflow.org/guide/function#creating_tfvariables"
+    docs = """
+    ## What it does
+    Finds `tf.Variable(...)` calls in the body of a tf.function that are not guarded so they run
+    only once (`if self.v is None:`).
+
+    ## Why is this slow
+    It fails. A tf.function may create variables only on its first call, and it traces that call
+    twice to check that no new variables appear; an unguarded `tf.Variable` creates a new one
+    each trace, so the call raises `ValueError: tf.function only supports singleton
+    tf.Variables created on the first call` (measured on TF 2.21, even on the very first call).
+
+    ## When it stays silent
+    When the creation is inside an `if` that tests whether the variable exists yet
+    (`is None`, `not self.built`, `hasattr`), and outside tf.functions.
+
+    ## Fix
+    Create variables outside the function (in `__init__`, or `build()` of a Keras layer) and
+    pass or capture them. No automatic fix.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def scale(x):
+                factor = tf.Variable(2.0)
+                return x * factor
+            """,
+            verify="""
+            try:
+                scale(tf.ones([2]))
+            except ValueError as error:
+                assert "singleton tf.Variables" in str(error)
+            else:
+                raise AssertionError("expected ValueError")
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            class Scale(tf.Module):
+                def __init__(self):
+                    self.factor = None
+
+                @tf.function
+                def __call__(self, x):
+                    if self.factor is None:
+                        self.factor = tf.Variable(2.0)
+                    return x * self.factor
+
+            result = Scale()(tf.ones([2]))
+            """,
+            verify="""
+            assert result.numpy().tolist() == [2.0, 2.0]
+            """,
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            if facts.qualname(call.func) != _VARIABLE:
+                continue
+            fn = facts.in_tf_function(call)
+            if fn is None or _guarded(facts, call):
+                continue
+            yield self.finding(
+                ctx,
+                call,
+                f"`tf.Variable` created inside `{function_label(fn)}` on every trace: tf.function raises "
+                f"ValueError; create it once outside (or guard it with `if ... is None`)",
+                label="new variable per trace",
+            )
+
+
+def _guarded(facts, call: ast.Call) -> bool:
+    for ancestor in facts.ancestors(call):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        if isinstance(ancestor, ast.If):
+            test = ast.unparse(ancestor.test)
+            if "is None" in test or "not " in test or "hasattr" in test or "built" in test:
+                return True
+    return False

@@ -1,0 +1,151 @@
+"""TFP303: a TensorFlow-heavy Python function called over and over in eager mode."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import (
+    decorator_edit,
+    graph_blockers,
+    has_python_loop_with_tf_ops,
+    hot_calls,
+    tf_alias,
+    tf_op_count,
+)
+
+MANY_OPS = 6  # TF calls in the body; below this, dispatch overhead rarely matters
+_TAPE = "tensorflow.GradientTape"
+
+
+class CostlyEagerFunction(Rule):
+    code = "TFP303"
+    name = "costly-eager-function"
+    category = "graph"
+    severity = Severity.INFORMATION
+    summary = "TensorFlow-heavy function called repeatedly in eager mode: tf.function may run it faster"
+    doc_url = "https://www.tensorflow.org/guide/function"
+    docs = """
+    ## What it does
+    Finds plain Python functions that do a lot of TensorFlow work (a Python loop of TF ops, or
+    at least six TF calls) and are called repeatedly in eager mode: in a loop, or in a
+    `timeit` statement.
+
+    ## Why is this slow
+    Eager execution dispatches every op from Python, one at a time, with its overhead each
+    time. As a tf.function, the body is traced once into a graph that TensorFlow optimises and
+    runs without returning to Python between ops. The seed article measured ~0.12 s eager vs
+    ~0.025 s as a tf.function for 10 calls of a 99-matmul loop. The gain depends on the work per
+    op, so this is an opportunity, not a promise: benchmark it.
+
+    ## When it stays silent
+    For training steps (TFP301), functions already wrapped, functions called once, and
+    functions that would behave differently in a graph (`.numpy()`, `print`, NumPy, `time`,
+    `float()` of tensors, appends to outer lists): tf.function would change what they do.
+
+    ## Fix
+    Decorate the function with `@tf.function` (quick fix, marked unsafe), or keep the eager
+    version and call `tf.function(fn)` where speed matters.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def costly(x):
+                aux = tf.eye(10)
+                result = tf.zeros([10, 10])
+                for i in range(1, 20):
+                    aux = tf.matmul(x, aux) / i
+                    result = result + aux
+                return result
+
+            x = tf.random.uniform([10, 10])
+            for _ in range(100):
+                y = costly(x)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def costly(x):
+                aux = tf.eye(10)
+                result = tf.zeros([10, 10])
+                for i in range(1, 20):
+                    aux = tf.matmul(x, aux) / i
+                    result = result + aux
+                return result
+
+            x = tf.random.uniform([10, 10])
+            for _ in range(100):
+                y = costly(x)
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def small(x):
+                return tf.nn.relu(x) + 1.0  # little work per call: not worth a graph
+
+            for _ in range(100):
+                small(tf.ones([3]))
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def logged(x):
+                for i in range(10):
+                    x = tf.matmul(x, x)
+                print("norm", float(tf.norm(x)))  # would run once in a graph
+                return x
+
+            for _ in range(100):
+                logged(tf.eye(3))
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        sites: dict[str, ast.AST] = {}
+        for call in hot_calls(ctx):
+            sites.setdefault(call.name, call.node)
+        for fn in facts.functions:
+            if fn.name not in sites or facts.scope_of(fn) is not None:
+                continue
+            if any(facts.qualname(d.func if isinstance(d, ast.Call) else d) == "tensorflow.function" for d in fn.decorator_list):
+                continue
+            if fn in facts.traced_helpers or _has_tape(facts, fn):
+                continue
+            if not (has_python_loop_with_tf_ops(facts, fn) or tf_op_count(facts, fn) >= MANY_OPS):
+                continue
+            if graph_blockers(facts, fn):
+                continue
+            wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
+            yield self.finding(
+                ctx, fn,
+                f"`{fn.name}` runs eagerly, op by op, each time it is called (line {sites[fn.name].lineno}): "
+                f"as a `tf.function` it would run as one graph",
+                label="eager, called repeatedly",
+                head_only=True,
+                fix_title=None if wrapped_elsewhere else "Decorate with @tf.function",
+                fix_applicability="unsafe",
+                def_line=fn.lineno,
+            )
+
+    def fix(self, ctx, finding):
+        fn = next(f for f in ctx.facts.functions if f.lineno == finding.data["def_line"])
+        alias, extra = tf_alias(ctx)
+        return Fix(finding.fix_title, (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
+
+
+def _has_tape(facts, fn: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call) and facts.qualname(n.context_expr.func) == _TAPE
+        for n in ast.walk(fn)
+    )

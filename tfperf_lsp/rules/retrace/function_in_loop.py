@@ -1,0 +1,194 @@
+"""TFP102: a tf.function created inside a loop, or inside a function that is called repeatedly."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.facts import ScopeNode, target_names, walk_same_scope
+from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.rewrite.edits import whole_lines
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import function_label
+
+
+class FunctionInLoop(Rule):
+    code = "TFP102"
+    name = "tf-function-in-loop"
+    category = "retrace"
+    severity = Severity.WARNING
+    summary = "tf.function created in a loop (or in a function called repeatedly): every call traces"
+    doc_url = "https://www.tensorflow.org/guide/function#controlling_retracing"
+    docs = """
+    ## What it does
+    Finds `tf.function(...)` calls and `@tf.function` definitions that run once per loop
+    iteration: directly in a loop body, or inside a function that is called from a loop.
+
+    ## Why is this slow
+    Each `tf.function(...)` call makes a new `Function` object with an empty trace cache, so its
+    first call always traces. Created per iteration, the function is traced every iteration and
+    never reuses a graph. This is cause (1) of TensorFlow's "triggered tf.function retracing"
+    warning. Measured: 8 iterations gave 8 traces.
+
+    ## When it stays silent
+    Outside loops, and in functions called only once. A function defined inside a factory that
+    runs once per model is fine.
+
+    ## Fix
+    Create the function once, before the loop. The quick fix moves a `name = tf.function(f)`
+    statement out of the loop when nothing it uses changes inside the loop. When the function
+    closes over per-iteration values, hoisting would freeze them: pass those values as arguments
+    (tensors) instead; no automatic fix is offered then.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            traces = []
+
+            def square(x):
+                traces.append(1)  # runs once per trace
+                return x * x
+
+            x = tf.ones([4])
+            for step in range(3):
+                fast_square = tf.function(square)
+                y = fast_square(x)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            traces = []
+
+            def square(x):
+                traces.append(1)  # runs once per trace
+                return x * x
+
+            x = tf.ones([4])
+            fast_square = tf.function(square)
+            for step in range(3):
+                y = fast_square(x)
+            """,
+            trace_counter="traces",
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            traces = []
+
+            def train_epoch(x):
+                @tf.function
+                def step(x):
+                    traces.append(1)
+                    return x * 2.0
+                return step(x)
+
+            for epoch in range(3):
+                train_epoch(tf.ones([4]))
+            """,
+            trace_counter="traces",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                return x * 2.0
+
+            for epoch in range(3):
+                step(tf.ones([4]))
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def build():
+                return tf.function(lambda x: x * 2.0)  # a factory called once
+
+            fast = build()
+            for epoch in range(3):
+                fast(tf.ones([4]))
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for fn in facts.tf_functions:
+            if facts.in_tf_function(fn.stmt) is not None:
+                continue  # created while tracing another function: traced as part of it
+            loops = facts.enclosing_loops(fn.stmt)
+            name = function_label(fn)
+            if loops:
+                hoistable = _hoistable(facts, fn.stmt, fn.wrapper, loops[0])
+                yield self.finding(
+                    ctx,
+                    fn.wrapper if isinstance(fn.wrapper, ast.Call) else fn.stmt,
+                    f"`{name}` is a new tf.function on every loop iteration, so every call traces it "
+                    f"again: create it once, before the loop",
+                    label="new tf.function each iteration",
+                    fix_title=f"Move `{name} = tf.function(...)` before the loop" if hoistable else None,
+                    head_only=True,
+                    loop_line=loops[0].lineno,
+                )
+                continue
+            outer = facts.enclosing_function(fn.stmt)
+            if outer is not None and fn.stmt is not outer and facts.is_called_repeatedly(outer):
+                yield self.finding(
+                    ctx,
+                    fn.node if fn.node is not None and fn.stmt is fn.node else fn.stmt,
+                    f"`{name}` is a new tf.function each time `{outer.name}` runs, and `{outer.name}` "
+                    f"is called repeatedly: define it once outside `{outer.name}`",
+                    label=f"new tf.function per {outer.name}() call",
+                    head_only=True,
+                )
+
+    def fix(self, ctx, finding):
+        loop = _loop_at(ctx.facts, finding.data["loop_line"])
+        stmt = ctx.facts.statement_of(_call_at(ctx, finding))
+        source = ctx.source
+        moved = source.slice(whole_lines(source, stmt.lineno - 1, stmt.end_lineno - 1))
+        moved_lines = moved.split("\n")
+        body_indent = source.indent_of(stmt.lineno - 1)
+        loop_indent = source.indent_of(loop.lineno - 1)
+        reindented = "\n".join(loop_indent + line[len(body_indent):] if line.strip() else line for line in moved_lines)
+        remove = Edit(Span(Pos(stmt.lineno - 1, 0), Pos(stmt.end_lineno, 0)), "")
+        insert = Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), reindented + "\n")
+        return Fix(finding.fix_title, (insert, remove))
+
+
+def _hoistable(facts, stmt: ast.stmt, wrapper: ast.AST, loop: ast.AST) -> bool:
+    """``name = tf.function(...)`` directly in the loop body, using nothing the loop changes."""
+    if not isinstance(stmt, ast.Assign) or stmt.value is not wrapper or facts.parent(stmt) is not loop:
+        return False
+    if len(loop.body) < 2 or stmt.end_lineno is None:
+        return False  # moving the only statement would leave an empty loop
+    changed = set(facts.loop_targets(loop))
+    for node in loop.body:
+        for inner in walk_same_scope(node):
+            if isinstance(inner, ast.Assign) and inner is not stmt:
+                for target in inner.targets:
+                    changed.update(target_names(target))
+            elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)):
+                changed.update(target_names(inner.target))
+            elif isinstance(inner, ScopeNode) and hasattr(inner, "name"):
+                changed.add(inner.name)  # a def in the loop body: a new function per iteration
+    used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    return not (used & changed)
+
+
+def _loop_at(facts, line: int) -> ast.AST:
+    return next(loop for loop in facts.loops if loop.lineno == line)
+
+
+def _call_at(ctx, finding) -> ast.AST:
+    start = finding.span.start
+    for fn in ctx.facts.tf_functions:
+        node = fn.wrapper
+        if node.lineno - 1 == start.line and ctx.source.char_col(start.line, node.col_offset) == start.col:
+            return node
+    raise LookupError(finding.id)

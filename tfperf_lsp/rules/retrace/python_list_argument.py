@@ -1,0 +1,110 @@
+"""TFP105: a tf.function called in a loop with a list of Python numbers that changes per iteration."""
+from __future__ import annotations
+
+from tfperf_lsp.analysis.dataflow import argument_for_parameter, arithmetic_dtype, classify_parameter
+from tfperf_lsp.analysis.loopvalues import varying_number_list
+from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_alias
+
+
+class PythonListArgument(Rule):
+    code = "TFP105"
+    name = "python-list-argument"
+    category = "retrace"
+    severity = Severity.WARNING
+    summary = "tf.function called in a loop with a list of Python numbers that changes: one trace per value"
+    doc_url = "https://www.tensorflow.org/guide/function#rules_of_tracing"
+    docs = """
+    ## What it does
+    Finds calls of a `tf.function` in a loop that pass a list or tuple of Python numbers built
+    from the loop variable, such as `[lr, i * 0.1]`.
+
+    ## Why is this slow
+    The values, order and length of a Python list are part of the trace key: each new list
+    value traces the function again. Measured: `[1., 2.]` and `[2., 1.]` gave 2 traces.
+
+    ## When it stays silent
+    For a constant list (the same value each call traces once), and when the parameter is used
+    to build the graph (`range()`, shapes, Python `if`, ...), as for TFP101.
+
+    ## Fix
+    `tf.constant([...])` at the call site (with `dtype=tf.float32` when the function does
+    floating-point arithmetic with it). Marked unsafe: inside the function the argument is now
+    one tensor instead of a Python list (`len()` and iteration behave differently).
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def affine(x, coefficients):
+                return x * coefficients
+
+            x = tf.ones([2])
+            for i in range(3):
+                affine(x, [1.0, i * 0.5])
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def affine(x, coefficients):
+                return x * coefficients
+
+            x = tf.ones([2])
+            for i in range(3):
+                affine(x, tf.constant([1.0, i * 0.5], dtype=tf.float32))
+            """,
+            traced="affine",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def affine(x, coefficients):
+                return x * coefficients
+
+            x = tf.ones([2])
+            for i in range(3):
+                affine(x, [1.0, 0.5])  # the same value every time: one trace
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        for site in eager_loop_calls(ctx):
+            fn = site.callee.fn
+            if fn.node is None or "input_signature" in fn.options:
+                continue
+            for param in fn.params + fn.keyword_params:
+                argument = argument_for_parameter(site.call, fn.params, param)
+                variable = varying_number_list(ctx.facts, argument, site.loops) if argument is not None else None
+                if variable is None:
+                    continue
+                uses = classify_parameter(site.callee.facts, fn.node, param)
+                if uses.is_static:
+                    continue
+                fixable = uses.only_tensor
+                yield self.finding(
+                    ctx,
+                    argument,
+                    f"`{function_label(fn)}` is traced again for every value of this list (it changes with "
+                    f"`{variable}`): pass `tf.constant([...])` instead",
+                    label=f"retraces per value of {variable}",
+                    fix_title="Pass the list as tf.constant([...])" if fixable else None,
+                    fix_applicability="unsafe",
+                    severity=None if fixable else Severity.INFORMATION,
+                    dtype=arithmetic_dtype(fn.node, param),
+                )
+
+    def fix(self, ctx, finding):
+        text = ctx.source.slice(finding.span)
+        alias, extra = tf_alias(ctx)
+        dtype = finding.data.get("dtype")
+        suffix = f", dtype={alias}.{dtype}" if dtype else ""
+        return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.constant({text}{suffix})"), *extra))

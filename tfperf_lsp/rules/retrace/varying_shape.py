@@ -1,0 +1,196 @@
+"""TFP103: a tf.function fed tensors whose shape changes from one loop iteration to the next."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.analysis.dataflow import SHAPE_POSITIONS
+from tfperf_lsp.analysis.facts import target_names, walk_same_scope
+from tfperf_lsp.analysis.loopvalues import varying_scalar
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import eager_loop_calls, function_label
+
+
+class VaryingShape(Rule):
+    code = "TFP103"
+    name = "varying-shape-argument"
+    category = "retrace"
+    severity = Severity.WARNING
+    summary = "tf.function fed tensors whose shape changes every iteration: one trace per shape"
+    doc_url = "https://www.tensorflow.org/guide/function#controlling_retracing"
+    docs = """
+    ## What it does
+    Finds calls of a `tf.function` in a loop where a tensor argument's shape depends on the loop
+    variable: a growing slice `x[:i]`, or a tensor built with a shape that uses the loop variable
+    (`tf.zeros([i, 3])`, `tf.random.normal([n])`).
+
+    ## Why is this slow
+    A tf.function traces once per new input shape (and dtype). With a shape that changes every
+    iteration, every call traces. Measured: batches of 4, 4, 2 gave 2 traces; a growing slice
+    traces on every call.
+
+    ## When it stays silent
+    When the function has an `input_signature` or already uses `reduce_retracing=True`, and when
+    the slice has a fixed length (`x[i:i + 32]`).
+
+    ## Fix
+    `reduce_retracing=True` on the tf.function: after the second new shape, TensorFlow traces a
+    graph with unknown dimensions (`None`) that serves every later shape, so the whole loop
+    traces twice. The results are unchanged. Alternatives when the shapes are known: an
+    `input_signature` with `None` dimensions (strict about dtypes), or padding/bucketing.
+    A function defined in another file gets the hint without a fix.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def total(x):
+                return tf.reduce_sum(x)
+
+            data = tf.range(10.0)
+            for i in range(1, 6):
+                total(data[:i])
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def total(x):
+                return tf.reduce_sum(x)
+
+            data = tf.range(10.0)
+            for i in range(1, 6):
+                total(data[:i])
+            """,
+            traced="total",
+            traces_after=2,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def mean(x):
+                return tf.reduce_mean(x)
+
+            fast_mean = tf.function(mean, jit_compile=False)
+            for n in range(2, 6):
+                noise = tf.random.normal([n, 3])
+                fast_mean(noise)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def mean(x):
+                return tf.reduce_mean(x)
+
+            fast_mean = tf.function(mean, jit_compile=False, reduce_retracing=True)
+            for n in range(2, 6):
+                noise = tf.random.normal([n, 3])
+                fast_mean(noise)
+            """,
+            traced="fast_mean",
+            traces_after=2,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def total(x):
+                return tf.reduce_sum(x)
+
+            data = tf.range(64.0)
+            for i in range(0, 64, 16):
+                total(data[i:i + 16])  # same length every time
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def total(x):
+                return tf.reduce_sum(x)
+
+            data = tf.range(10.0)
+            for i in range(1, 6):
+                total(data[:i])
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        for site in eager_loop_calls(ctx):
+            fn = site.callee.fn
+            if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
+                continue
+            for argument in list(site.call.args) + [kw.value for kw in site.call.keywords]:
+                variable = _varying_shape(ctx.facts, argument, site.loops)
+                if variable is None:
+                    continue
+                local = site.callee.path is None
+                yield self.finding(
+                    ctx,
+                    argument,
+                    f"`{function_label(fn)}` is traced again for every new shape of this argument, which "
+                    f"changes with `{variable}`: use `reduce_retracing=True` or an `input_signature` "
+                    f"with `None` dimensions",
+                    label=f"retraces per shape (varies with {variable})",
+                    fix_title="Add reduce_retracing=True to the tf.function" if local else None,
+                    wrapper_line=fn.wrapper.lineno,
+                    wrapper_col=fn.wrapper.col_offset,
+                )
+                break
+
+    def fix(self, ctx, finding):
+        fn = next(
+            f for f in ctx.facts.tf_functions
+            if f.wrapper.lineno == finding.data["wrapper_line"] and f.wrapper.col_offset == finding.data["wrapper_col"]
+        )
+        if isinstance(fn.wrapper, ast.Call):
+            edit = replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: with_keyword(c, "reduce_retracing", "True"))
+        else:  # a bare @tf.function decorator
+            edit = replace_in_statement(
+                ctx.source, fn.stmt, fn.wrapper, (cst.Attribute, cst.Name),
+                lambda d: with_keyword(cst.Call(func=d), "reduce_retracing", "True"),
+            )
+        return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+def _varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
+    """The loop variable that changes ``expr``'s shape, if we can see one."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
+        lower, upper = expr.slice.lower, expr.slice.upper
+        low = varying_scalar(facts, lower, loops) if lower is not None else None
+        high = varying_scalar(facts, upper, loops) if upper is not None else None
+        if bool(low) != bool(high):  # exactly one bound moves: the length changes
+            return low or high
+        return None
+    if isinstance(expr, ast.Call):
+        qualname = facts.qualname(expr.func)
+        position = SHAPE_POSITIONS.get(qualname or "")
+        shape = expr.args[position] if position is not None and position < len(expr.args) else None
+        for kw in expr.keywords:
+            if kw.arg == "shape":
+                shape = kw.value
+        if shape is not None and qualname not in ("tensorflow.reshape",):
+            elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
+            for element in elements:
+                variable = varying_scalar(facts, element, loops)
+                if variable:
+                    return variable
+        return None
+    if isinstance(expr, ast.Name) and depth < 3:
+        for loop in loops:
+            for stmt in getattr(loop, "body", []):
+                for node in walk_same_scope(stmt):
+                    if isinstance(node, ast.Assign) and any(expr.id in target_names(t) for t in node.targets):
+                        return _varying_shape(facts, node.value, loops, depth + 1)
+    return None
