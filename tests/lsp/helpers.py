@@ -1,0 +1,50 @@
+"""Small client-side helpers for end-to-end tests: what an editor does with the server's answers."""
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+
+def supports_pull(client) -> bool:
+    return bool(client.capabilities.text_document and client.capabilities.text_document.diagnostic)
+
+
+async def diagnostics(client, uri: str, version: int | None = None, timeout: float = 15.0) -> list[types.Diagnostic]:
+    """The diagnostics an editor would show now: pulled if it pulls, else the latest push."""
+    if supports_pull(client):
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        return list(report.items)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        if uri in client.diagnostics and (version is None or client.diagnostic_versions.get(uri) == version):
+            return client.diagnostics[uri]
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"no diagnostics for {uri} (version {version})")
+        await asyncio.sleep(0.05)
+
+
+def offset(text: str, position: types.Position) -> int:
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[: position.line]) + position.character
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(text, edit.range.start)] + edit.new_text + text[offset(text, edit.range.end) :]
+    return text
+
+
+def edits_for(workspace_edit: types.WorkspaceEdit, uri: str, version: int | None = None) -> list[types.TextEdit]:
+    """The edits of ``uri``; a versioned edit for another version is rejected, as editors do."""
+    if workspace_edit.document_changes:
+        edits = []
+        for change in workspace_edit.document_changes:
+            if change.text_document.uri == uri:
+                if version is not None and change.text_document.version not in (None, version):
+                    raise ValueError(f"edit for version {change.text_document.version}, document is at {version}")
+                edits.extend(change.edits)
+        return edits
+    return list((workspace_edit.changes or {}).get(uri, []))

@@ -1,0 +1,1 @@
+"""The language server: a thin pygls adapter over the engine (no analysis happens here)."""

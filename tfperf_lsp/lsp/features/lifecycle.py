@@ -1,0 +1,73 @@
+"""initialize / initialized / configuration changes / shutdown."""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+log = logging.getLogger("tfperf_lsp")
+SECTION = "tfperf"
+
+
+def register(server) -> None:
+    state = server.state
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls, params: types.InitializeParams):
+        roots = [to_fs_path(f.uri) for f in params.workspace_folders or []]
+        if not roots and params.root_uri:
+            roots = [to_fs_path(params.root_uri)]
+        state.set_roots([r for r in roots if r])
+        state.update_options(params.initialization_options if isinstance(params.initialization_options, dict) else {})
+        capabilities = params.capabilities.text_document
+        state.pull_diagnostics = bool(capabilities and capabilities.diagnostic)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls, params):
+        log.info("tfperf %s ready (%s diagnostics)", ls.version, "pull" if state.pull_diagnostics else "push")
+        await pull_configuration(ls)
+        ls.protocol.notify("tfperf/status", {
+            "state": "ready",
+            "device": None,
+            "tensorflow": _installed_version("tensorflow", "tensorflow-cpu", "tensorflow-macos"),
+            "message": None,
+        })
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
+        settings = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
+            state.update_options(settings[SECTION])
+        await pull_configuration(ls)
+        from tfperf_lsp.lsp.features.diagnostics import refresh_all
+
+        await refresh_all(ls)
+
+
+async def pull_configuration(ls) -> None:
+    """Ask the client for the ``tfperf`` section, if it can answer."""
+    workspace = ls.client_capabilities.workspace
+    if not (workspace and workspace.configuration):
+        return
+    try:
+        answer = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+        )
+    except Exception as exc:  # noqa: BLE001 - a client may refuse; initialization options stand
+        log.debug("workspace/configuration failed: %s", exc)
+        return
+    if answer and isinstance(answer[0], dict):
+        ls.state.update_options(answer[0])
+        for problem in ls.state.settings("file:///").problems:
+            log.warning("settings: %s", problem)
+
+
+def _installed_version(*distributions: str) -> str | None:
+    for name in distributions:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None

@@ -1,0 +1,131 @@
+"""What the server remembers between requests: settings, one session per open document, the
+latest analysis of each, and the workspace index for cross-file facts."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from pygls.uris import to_fs_path
+
+from tfperf_lsp.analysis.workspace import WorkspaceIndex
+from tfperf_lsp.config import Settings, settings_for
+from tfperf_lsp.engine import Analysis
+from tfperf_lsp.session import DocumentSession
+
+log = logging.getLogger("tfperf_lsp")
+
+DEBOUNCE_SECONDS = 0.2
+MAX_DOCUMENT_CHARS = 3_000_000  # beyond this a document is data or generated code: say so, skip it
+
+
+@dataclass
+class DocumentResult:
+    version: int | None
+    analysis: Analysis
+    dependencies: frozenset[str]
+
+
+class ServerState:
+    def __init__(self, server):
+        self.server = server
+        self.options: dict[str, Any] = {}
+        self.trusted = False
+        self.pull_diagnostics = False
+        self.device_probe: dict | None = None
+        self.sessions: dict[str, DocumentSession] = {}
+        self.results: dict[str, DocumentResult] = {}
+        self.pending: dict[str, asyncio.Task] = {}
+        self.too_large: set[str] = set()
+        self.generation = 0  # bumped when findings change for reasons other than the text
+        self._lock = threading.Lock()
+        self.index = WorkspaceIndex([], self._open_text)
+
+    # ------------------------------------------------------------------ settings
+    def set_roots(self, roots: list[str]) -> None:
+        self.index = WorkspaceIndex(roots, self._open_text)
+
+    def update_options(self, options: dict[str, Any] | None) -> None:
+        if not isinstance(options, dict):
+            return
+        merged = {**self.options, **options}
+        if "workspaceTrusted" in options:
+            self.trusted = bool(options["workspaceTrusted"])
+        self.options = merged
+        level = str(merged.get("logLevel", "info")).upper()
+        logging.getLogger("tfperf_lsp").setLevel(getattr(logging, level, logging.INFO))
+
+    def settings(self, uri: str) -> Settings:
+        settings = settings_for(to_fs_path(uri), self.options)
+        return settings.with_probe(self.device_probe)
+
+    # ------------------------------------------------------------------ analysis
+    def cached(self, uri: str, version: int | None) -> DocumentResult | None:
+        result = self.results.get(uri)
+        return result if result is not None and version is not None and result.version == version else None
+
+    def analyze(self, uri: str, version: int | None, text: str) -> DocumentResult | None:
+        """Analyse one version of a document (called in a worker thread; cached per version).
+
+        The caller reads ``version`` and ``text`` together on the event loop, so a change that
+        arrives meanwhile cannot pair new text with an old version number.
+        """
+        cached = self.cached(uri, version)
+        if cached is not None:
+            return cached
+        if len(text) > MAX_DOCUMENT_CHARS:
+            if uri not in self.too_large:
+                self.too_large.add(uri)
+                log.warning("%s is %d characters long: tfperf skips files over %d", uri, len(text), MAX_DOCUMENT_CHARS)
+            return None
+        self.too_large.discard(uri)
+        with self._lock:
+            session = self.sessions.setdefault(uri, DocumentSession(to_fs_path(uri)))
+            analysis = session.update(text, self.settings(uri), self.index)
+        for code, trace in analysis.rule_errors:
+            log.error("internal error in rule %s on %s (other rules still report):\n%s", code, uri, trace)
+        if analysis.parse_error:
+            log.debug("%s does not parse (line %d): keeping %d findings on unchanged lines",
+                      uri, analysis.parse_error.line + 1, len(analysis.findings))
+        dependencies = frozenset(analysis.ctx.dependencies) if analysis.ctx else frozenset()
+        result = DocumentResult(version, analysis, dependencies)
+        self.results[uri] = result
+        return result
+
+    def benchmarkable(self, result: DocumentResult, finding) -> bool:
+        """Whether the benchmark action is offered for a finding (see bench/)."""
+        return False
+
+    def benchmark_markdown(self, uri: str, finding) -> str | None:
+        """The measured result shown first in the finding's hover, if one exists."""
+        return None
+
+    def inlay_label(self, uri: str, finding) -> str:
+        return finding.label
+
+    def extra_actions(self, uri: str, result: DocumentResult, finding, diagnostic) -> list:
+        """Code actions beyond fix/ignore/docs (the benchmark action)."""
+        return []
+
+    def forget(self, uri: str) -> None:
+        self.sessions.pop(uri, None)
+        self.results.pop(uri, None)
+        task = self.pending.pop(uri, None)
+        if task:
+            task.cancel()
+
+    def dependents_of(self, uri: str) -> list[str]:
+        """Open documents whose findings used facts from ``uri``."""
+        path = to_fs_path(uri)
+        return [other for other, result in self.results.items() if other != uri and path in result.dependencies]
+
+    def _open_text(self, path: str) -> str | None:
+        for uri in list(self.sessions):
+            if to_fs_path(uri) == path:
+                try:
+                    return self.server.workspace.get_text_document(uri).source
+                except Exception:  # noqa: BLE001 - closed meanwhile: read from disk instead
+                    return None
+        return None
