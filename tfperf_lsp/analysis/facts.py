@@ -22,6 +22,9 @@ LoopNode = (ast.For, ast.AsyncFor, ast.While)
 ComprehensionNode = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 TF_FUNCTION = "tensorflow.function"
+_SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_MODULE_ASSIGNMENT_TYPES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
 
 
 @dataclass
@@ -62,54 +65,69 @@ class ModuleFacts:
     def __init__(self, tree: ast.Module, source: SourceText):
         self.tree = tree
         self.source = source
-        self.imports = ImportMap(tree)
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.classes: list[ast.ClassDef] = []
         self.calls: list[ast.Call] = []
         self.loops: list[ast.AST] = []
         self.with_items: list[ast.withitem] = []
+        self.global_statements: list[ast.Global] = []
+        self.names: set[str] = set()  # every identifier loaded or stored anywhere
         self.module_defs: dict[str, ast.AST] = {}
         self.module_assignments: dict[str, list[ast.stmt]] = {}
         self.tf_functions: list[TFFunction] = []
         self._tf_function_by_def: dict[ast.AST, TFFunction] = {}
         self._parents: dict[ast.AST, ast.AST] = {}
-        self._walk()
+        self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
+        self._defs_by_scope: dict[ast.AST, dict[str, ast.AST]] = {}
+        imports = self._walk()
+        self.imports = ImportMap(tree, imports)
         self._find_tf_functions()
 
     # ----------------------------------------------------------------- construction
-    def _walk(self) -> None:
+    def _walk(self) -> list[ast.stmt]:
+        """The one full traversal: parents, the node lists rules need, module-level assignments."""
         parents = self._parents
-        stack: list[ast.AST] = [self.tree]
+        imports: list[ast.stmt] = []
+        module_assignments = self.module_assignments
+        # (node, at module level?) - module level ends at the first def, lambda or class.
+        stack: list[tuple[ast.AST, bool]] = [(self.tree, True)]
         while stack:
-            node = stack.pop()
+            node, module_level = stack.pop()
+            kind = type(node)
+            child_module_level = module_level and kind not in _SCOPE_TYPES
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
-                stack.append(child)
-            kind = type(node)
-            if kind is ast.Call:
+                stack.append((child, child_module_level))
+            if kind is ast.Name:
+                self.names.add(node.id)
+            elif kind is ast.Call:
                 self.calls.append(node)
             elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
                 self.functions.append(node)
             elif kind is ast.ClassDef:
                 self.classes.append(node)
-            elif kind in (ast.For, ast.AsyncFor, ast.While) or kind in ComprehensionNode:
+            elif kind in _LOOP_TYPES:
                 self.loops.append(node)
             elif kind is ast.withitem:
                 self.with_items.append(node)
+            elif kind is ast.Global:
+                self.global_statements.append(node)
+            elif kind in (ast.Import, ast.ImportFrom):
+                imports.append(node)
+            if module_level and kind in _MODULE_ASSIGNMENT_TYPES:
+                targets = node.targets if kind is ast.Assign else [node.target]
+                for target in targets:
+                    for name in target_names(target):
+                        module_assignments.setdefault(name, []).append(node)
         # Walk order is not source order; rules report in source order.
         for items in (self.calls, self.functions, self.classes, self.loops):
             items.sort(key=lambda n: (n.lineno, n.col_offset))
+        for stmts in module_assignments.values():
+            stmts.sort(key=lambda n: n.lineno)
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.module_defs[stmt.name] = stmt
-        for stmt in ast.walk(self.tree):
-            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) and self.scope_of(stmt) is None:
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    for name in target_names(target):
-                        self.module_assignments.setdefault(name, []).append(stmt)
-        for stmts in self.module_assignments.values():
-            stmts.sort(key=lambda n: n.lineno)
+        return imports
 
     def _find_tf_functions(self) -> None:
         for fn in self.functions:
@@ -229,10 +247,9 @@ class ModuleFacts:
         """The def that ``expr`` names, looking in enclosing function bodies, then the module."""
         if isinstance(expr, ast.Name):
             for scope in self._scopes_outward(at):
-                body = scope.body if not isinstance(scope, ast.Lambda) else []
-                for stmt in body:
-                    if isinstance(stmt, FunctionNode) and stmt.name == expr.id:
-                        return stmt
+                found = self._defs_in(scope).get(expr.id)
+                if found is not None:
+                    return found
             return None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("self", "cls"):
             cls = self.enclosing_class(at)
@@ -241,6 +258,14 @@ class ModuleFacts:
                     if isinstance(stmt, FunctionNode) and stmt.name == expr.attr:
                         return stmt
         return None
+
+    def _defs_in(self, scope: ast.AST) -> dict[str, ast.AST]:
+        """Defs directly in a scope's body, by name (the last one wins, as at run time)."""
+        defs = self._defs_by_scope.get(scope)
+        if defs is None:
+            defs = {s.name: s for s in getattr(scope, "body", []) if isinstance(s, FunctionNode)}
+            self._defs_by_scope[scope] = defs
+        return defs
 
     def _scopes_outward(self, node: ast.AST):
         for ancestor in self.ancestors(node):
@@ -314,6 +339,9 @@ class ModuleFacts:
 
     def assignments_in(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
         """Name -> assigning nodes (Assign/AugAssign/For target/...) directly in ``scope``."""
+        cached = self._assignments.get(scope)
+        if cached is not None:
+            return cached
         result: dict[str, list[ast.AST]] = {}
         body = scope.body if hasattr(scope, "body") else []
         for stmt in body if isinstance(body, list) else [body]:
@@ -330,6 +358,7 @@ class ModuleFacts:
                 for target in targets:
                     for name in target_names(target):
                         result.setdefault(name, []).append(node)
+        self._assignments[scope] = result
         return result
 
 

@@ -28,11 +28,14 @@ def canonical(qualname: str) -> str:
 class ImportMap:
     """Local names bound by imports anywhere in the module (function-level imports included)."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, import_nodes: list[ast.stmt] | None = None):
         self.bindings: dict[str, str] = {}
         self.import_nodes: dict[str, ast.stmt] = {}
         self.keras_sources: set[str] = set()  # "tensorflow.keras", "keras", "tf_keras", "tensorflow.python.keras"
-        for node in ast.walk(tree):
+        if import_nodes is None:
+            import_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        # Source order, so a later import of the same name wins, as at run time.
+        for node in sorted(import_nodes, key=lambda n: (n.lineno, n.col_offset)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -110,10 +110,11 @@ class StaleGlobal(Rule):
 def _names_assigned_through_global(facts) -> dict[str, int]:
     """Globals assigned inside functions with ``global name``: name -> first such line."""
     result: dict[str, int] = {}
-    for fn in facts.functions:
-        declared = {n for node in walk_same_scope(fn) if isinstance(node, ast.Global) for n in node.names}
-        if not declared:
+    for statement in facts.global_statements:
+        fn = facts.enclosing_function(statement)
+        if fn is None:
             continue
+        declared = set(statement.names)
         for name, nodes in facts.assignments_in(fn).items():
             if name in declared:
                 result[name] = min([result.get(name, 10**9)] + [n.lineno for n in nodes])

@@ -93,7 +93,7 @@ class EagerModelCall(Rule):
             if any(assigned_in(loop, func.id) for loop in loops):
                 continue
             new_name = f"{func.id}_graph"
-            taken = any(isinstance(n, ast.Name) and n.id == new_name for n in ast.walk(facts.tree))
+            taken = new_name in facts.names
             yield self.finding(
                 ctx, call,
                 f"The model `{func.id}` runs eagerly, layer by layer, on every iteration: call "

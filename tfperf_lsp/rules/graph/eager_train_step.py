@@ -105,9 +105,7 @@ class EagerTrainStep(Rule):
     def check(self, ctx):
         facts = ctx.facts
         hot_names = {call.name for call in hot_calls(ctx)}
-        for fn in facts.functions:
-            if not _is_train_step(facts, fn):
-                continue
+        for fn in sorted(_defs_with_steps(ctx), key=lambda f: f.lineno):
             if facts.tf_function_for_def(fn) is not None or fn in facts.traced_helpers:
                 continue
             called_in_loop = fn.name in hot_names and facts.scope_of(fn) is None
@@ -130,10 +128,8 @@ class EagerTrainStep(Rule):
     def _inline_steps(self, ctx):
         """The step written directly in a loop body, not in a function."""
         facts = ctx.facts
-        for item in facts.with_items:
+        for item in _tape_items(facts):
             call = item.context_expr
-            if not (isinstance(call, ast.Call) and facts.qualname(call.func) == _TAPE):
-                continue
             if facts.in_tf_function(item) is not None or facts.enclosing_function(item) in _defs_with_steps(ctx):
                 continue
             with_stmt = facts.parent(item)
@@ -153,13 +149,11 @@ class EagerTrainStep(Rule):
         return Fix(finding.fix_title, (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
 
 
-def _is_train_step(facts, fn: ast.AST) -> bool:
-    has_tape = any(
-        isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call)
-        and facts.qualname(node.context_expr.func) == _TAPE
-        for node in walk_same_scope(fn)
-    )
-    return has_tape and _updates_in(facts, fn)
+def _tape_items(facts) -> list[ast.withitem]:
+    return [
+        item for item in facts.with_items
+        if isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == _TAPE
+    ]
 
 
 def _updates_in(facts, scope: ast.AST) -> bool:
@@ -170,6 +164,9 @@ def _updates_in(facts, scope: ast.AST) -> bool:
 
 
 def _defs_with_steps(ctx) -> set:
+    """Defs that open a GradientTape and apply an optimizer update."""
     if "train_step_defs" not in ctx.cache:
-        ctx.cache["train_step_defs"] = {fn for fn in ctx.facts.functions if _is_train_step(ctx.facts, fn)}
+        facts = ctx.facts
+        candidates = {facts.enclosing_function(item) for item in _tape_items(facts)} - {None}
+        ctx.cache["train_step_defs"] = {fn for fn in candidates if _updates_in(facts, fn)}
     return ctx.cache["train_step_defs"]
