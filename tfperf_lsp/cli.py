@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_check)
 
     rules = commands.add_parser("rules", help="list the rules")
-    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     rules.set_defaults(handler=_rules)
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
@@ -176,10 +176,24 @@ def _rules(args) -> int:
             for r in ALL_RULES
         ], indent=2))
         return 0
+    if args.format == "markdown":
+        print(rules_markdown(ALL_RULES), end="")
+        return 0
     width = max(len(r.name) for r in ALL_RULES)
     for rule in ALL_RULES:
         print(f"{rule.code}  {rule.name:<{width}}  {rule.category:<14}  {rule.summary}")
     return 0
+
+
+def rules_markdown(rules) -> str:
+    """The README's rules table (tests/test_readme.py keeps the README in step with the code)."""
+    from tfperf_lsp.rules import Rule
+
+    lines = ["| code | name | category | severity | quick fix | what it finds |", "|---|---|---|---|---|---|"]
+    for rule in rules:
+        fix = "yes" if type(rule).fix is not Rule.fix else ""
+        lines.append(f"| {rule.code} | `{rule.name}` | {rule.category} | {rule.severity.value} | {fix} | {rule.summary} |")
+    return "\n".join(lines) + "\n"
 
 
 def _rule(args) -> int:
