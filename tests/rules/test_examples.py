@@ -29,6 +29,8 @@ def test_invalid_example_is_flagged(rule, index, example):
     for finding in findings:
         assert finding.category == rule.category
         assert finding.message and "\n" not in finding.message
+        if example.expect_no_fix:
+            assert finding.fix_title is None, "a precondition of the rewrite fails here: no fix"
 
 
 @pytest.mark.parametrize("rule,index,example", [c for c in INVALID if c[2].fixed], ids=_ids([c for c in INVALID if c[2].fixed]))

@@ -24,6 +24,8 @@ class Example:
     count: int = 1
     # invalid examples with a fix: the whole module after applying this rule's fixes
     fixed: str | None = None
+    # invalid examples whose preconditions for a rewrite do not hold: flagged, but no fix
+    expect_no_fix: bool = False
     # retrace examples: name of the tf.function whose trace count the TensorFlow test checks
     # (more than one trace for the code, ``traces_after`` after the fix) ...
     traced: str | None = None

@@ -1,0 +1,3 @@
+"""input-pipeline rules (TFP7xx): tf.data input pipelines."""
+
+RULES: list = []

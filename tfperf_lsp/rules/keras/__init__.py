@@ -1,0 +1,3 @@
+"""keras rules (TFP8xx): Keras API pitfalls."""
+
+RULES: list = []

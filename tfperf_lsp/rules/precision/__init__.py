@@ -1,0 +1,3 @@
+"""precision rules (TFP6xx): mixed precision."""
+
+RULES: list = []

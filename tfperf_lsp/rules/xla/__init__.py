@@ -1,0 +1,3 @@
+"""xla rules (TFP5xx): XLA compilation opportunities and pitfalls."""
+
+RULES: list = []
