@@ -6,6 +6,19 @@ import asyncio
 from lsprotocol import types
 
 
+def record_versions(client) -> None:
+    """Remember the version each push was for (pytest-lsp keeps only the diagnostics)."""
+    client.diagnostic_versions = {}
+    features = client.protocol.fm.features
+    original = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def publish(params: types.PublishDiagnosticsParams):
+        client.diagnostic_versions[params.uri] = params.version
+        return original(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+
+
 def supports_pull(client) -> bool:
     return bool(client.capabilities.text_document and client.capabilities.text_document.diagnostic)
 

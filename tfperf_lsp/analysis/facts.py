@@ -279,15 +279,29 @@ class ModuleFacts:
     def resolve_tf_function(self, expr: ast.AST, at: ast.AST) -> TFFunction | None:
         """The tf.function a call's callee refers to (``f(...)``, ``self.step(...)``), if local."""
         if isinstance(expr, ast.Name):
-            candidates = [
-                fn for fn in self.tf_functions
-                if fn.name == expr.id and fn.owner_class is None and fn.stmt.lineno <= at.lineno
-            ]
-            if candidates:  # the latest binding before the call site wins
-                return max(candidates, key=lambda fn: fn.stmt.lineno)
-            return None
-        node = self.resolve_def(expr, at)
-        return self.tf_function_for_def(node) if node is not None else None
+            assignment = self.reaching_assignment(expr)
+            if assignment is not None:
+                return next((fn for fn in self.tf_functions if fn.stmt is assignment and fn.owner_class is None), None)
+            node = self.resolve_def(expr, at)
+        else:
+            node = self.resolve_def(expr, at)
+        fn = self.tf_function_for_def(node) if node is not None else None
+        # ``g = tf.function(f)`` makes ``g`` a tf.function; ``f`` itself still runs eagerly.
+        return fn if fn is not None and fn.stmt is node else None
+
+    def reaching_assignment(self, name: ast.Name) -> ast.AST | None:
+        """The assignment that ``name`` (a use) most likely reads, in its scope or the module.
+
+        At module level: the last assignment before the use. Inside a function, for a global:
+        the module's last assignment, since functions usually run after the module has run.
+        """
+        scope = self.enclosing_function(name)
+        local = self.assignments_in(scope).get(name.id, []) if scope is not None else []
+        candidates = local or self.module_assignments.get(name.id, [])
+        if scope is not None and not local:
+            return max(candidates, key=lambda c: (c.lineno, c.col_offset)) if candidates else None
+        before = [c for c in candidates if (c.lineno, c.col_offset) < (name.lineno, name.col_offset)]
+        return max(before, key=lambda c: (c.lineno, c.col_offset)) if before else None
 
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:
         """The tf.function whose trace runs ``node``, if any (directly or through local helpers)."""

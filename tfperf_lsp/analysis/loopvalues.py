@@ -46,7 +46,14 @@ def _varying(facts: ModuleFacts, expr: ast.AST, loops: list[ast.AST], depth: int
 
 
 def varying_number_list(facts: ModuleFacts, expr: ast.AST, loops: list[ast.AST]) -> str | None:
-    """A list/tuple display of Python numbers in which some element changes per iteration."""
+    """A list/tuple display of Python numbers in which some element changes per iteration
+    (directly at the call, or assigned to a name in the loop body)."""
+    if isinstance(expr, ast.Name):
+        for loop in loops:
+            source = _assigned_in_loop(loop, expr.id)
+            if isinstance(source, ast.Assign):
+                return varying_number_list(facts, source.value, loops)
+        return None
     if not isinstance(expr, (ast.List, ast.Tuple)) or not expr.elts:
         return None
     varying = None

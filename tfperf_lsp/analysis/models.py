@@ -63,16 +63,13 @@ def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int) -> bool:
 
 
 def is_model_name(facts: ModuleFacts, name: ast.Name) -> bool:
-    """``name`` (a Load) refers to a Keras model: every assignment to it in its scope makes one."""
-    scope = facts.enclosing_function(name)
-    candidates: list[ast.AST] = []
-    if scope is not None:
-        candidates = facts.assignments_in(scope).get(name.id, [])
-    if not candidates:
-        candidates = facts.module_assignments.get(name.id, [])
-    if not candidates:
-        return False
-    return all(isinstance(c, ast.Assign) and creates_model(facts, c.value) for c in candidates)
+    """``name`` (a Load) refers to a Keras model: its last assignment before this line makes one.
+
+    ``net = get_net(); net(x); net = tf.function(net); net(x)``: the first call is a model, the
+    second a tf.function.
+    """
+    assignment = facts.reaching_assignment(name)
+    return isinstance(assignment, ast.Assign) and creates_model(facts, assignment.value)
 
 
 def assigned_in(loop: ast.AST, name: str) -> bool:

@@ -8,7 +8,7 @@ from tfperf_lsp.model import Edit, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, tf_alias
 
-LARGE_UNROLL = 100  # iterations; below this, unrolling is often as fast (and XLA-friendly)
+LARGE_UNROLL = 50  # iterations; below this, unrolling is often as fast (and XLA-friendly)
 # Calls in a loop body that a tf.range (tf.while_loop) cannot carry across iterations as-is.
 _UNCONVERTIBLE = {"append", "extend", "insert", "pop", "numpy"}
 _SHAPE_CHANGING = {"tensorflow.concat", "tensorflow.stack", "tensorflow.pad", "tensorflow.expand_dims"}
@@ -24,7 +24,7 @@ class PythonLoopInGraph(Rule):
     docs = """
     ## What it does
     Finds `for ... in range(n)` loops with TensorFlow ops inside a tf.function, where `n` is a
-    parameter of the function (warning) or a literal of at least 100 (information).
+    parameter of the function (warning) or a literal of at least 50 (information).
 
     ## Why is this slow
     AutoGraph converts only loops over tensors (`tf.range`, a tensor, a dataset) into a graph
@@ -33,8 +33,10 @@ class PythonLoopInGraph(Rule):
     value also traces a new graph. Measured at n=100: 202 graph nodes unrolled vs 18 with `tf.range`.
 
     ## When it stays silent
-    For small literal bounds (unrolled small loops can be faster), for loops over tensors or
-    datasets, and for loops in plain Python functions.
+    For small literal bounds (under 50 iterations; unrolled small loops can be faster), for
+    loops over tensors or datasets, for loops in plain Python functions, and when the loop
+    variable indexes something (`kernels[i]`): that is usually a Python list, which only a Python
+    loop can index.
 
     ## Fix
     `tf.range(n)`: one graph loop whatever `n` is (pass `n` as a tensor too, see TFP101). The
@@ -105,7 +107,7 @@ class PythonLoopInGraph(Rule):
             for loop in walk_same_scope(fn.node):
                 if not isinstance(loop, ast.For) or not _is_range(loop.iter):
                     continue
-                if not _has_tf_op(facts, loop):
+                if not _does_tensor_work(facts, fn, loop) or _indexes_python_data(loop):
                     continue
                 bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)} & params
                 literal = _literal_bound(loop.iter)
@@ -155,11 +157,34 @@ def _literal_bound(call: ast.Call) -> int | None:
     return max(0, (stop - start + step - 1) // step) if step > 0 else None
 
 
-def _has_tf_op(facts, loop: ast.For) -> bool:
-    return any(
-        isinstance(n, ast.Call) and facts.imports.is_tensorflow(facts.qualname(n.func))
-        for stmt in loop.body for n in ast.walk(stmt)
-    )
+def _does_tensor_work(facts, fn, loop: ast.For) -> bool:
+    """TF calls in the body, or arithmetic on the function's tensors (parameters, TF results)."""
+    tensors = set(fn.params + fn.keyword_params)
+    for node in walk_same_scope(fn.node):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and facts.imports.is_tensorflow(facts.qualname(node.value.func)):
+            tensors.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and facts.imports.is_tensorflow(facts.qualname(node.func)):
+                return True
+            if isinstance(node, (ast.BinOp, ast.AugAssign)) and any(
+                isinstance(n, ast.Name) and n.id in tensors for n in ast.walk(node)
+            ):
+                return True
+    return False
+
+
+def _indexes_python_data(loop: ast.For) -> bool:
+    """The loop variable indexes something (``layers[i]``): likely a Python list, which needs a
+    Python int, so the loop must stay a Python loop."""
+    if not isinstance(loop.target, ast.Name):
+        return False
+    target = loop.target.id
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(node.slice)):
+                return True
+    return False
 
 
 def _convertible(facts, loop: ast.For) -> bool:
