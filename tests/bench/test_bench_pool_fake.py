@@ -1,0 +1,251 @@
+"""WorkerPool mechanics against a fake worker (no TensorFlow): every failure is a Result,
+kills are fast, and no process is left behind."""
+import asyncio
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+from bench_procs import children_of, is_gone
+from tfperf_lsp.bench import Job, JobError, Variant, WorkerPool
+
+FAKE = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_fake_worker.py")]
+RUN = "def __tfperf_run__():\n    return 1\n"
+JOB = Job(prelude="", variants=[Variant("original", RUN), Variant("rewritten", RUN)], budget_s=1.0)
+
+
+@pytest.fixture
+def make_pool(no_leaks):
+    pools = []
+
+    def make(mode="ok", **kw):
+        env = {"FAKE_MODE": mode, **kw.pop("env", {})}
+        kw.setdefault("start_timeout_s", 20)
+        pool = WorkerPool(kw.pop("command", FAKE), env=env, **kw)
+        pools.append(pool)
+        return pool
+
+    yield make
+    for p in pools:
+        p.close()
+
+
+def assert_reaped(pool):
+    assert pool.last_worker_pid is not None and is_gone(pool.last_worker_pid)
+
+
+def test_a_job_returns_the_workers_result_with_progress_and_keeps_a_fresh_spare(make_pool):
+    pool = make_pool()
+    seen = []
+    res = pool.run_job(JOB, on_progress=lambda f, m: seen.append((f, m)))
+    assert res.verdict == "faster" and res.comparisons[0].speedup == 2.0
+    assert [m for _, m in seen] == ["step 0", "step 1", "step 2"]
+    assert_reaped(pool)
+    # the spare was replaced after the job: exactly one live child, not the job's worker
+    kids = children_of(os.getpid())
+    assert len(kids) == 1 and kids[0] != pool.last_worker_pid
+
+
+def test_the_spare_answers_device_questions_without_being_used_up(make_pool):
+    pool = make_pool(memory_limit_mb=1234)
+    info = pool.worker_info()
+    assert info.device.name == "Fake CPU" and info.tf_version == "0.0-fake"
+    assert "--memory-limit-mb 1234" in info.device.platform   # the limit reaches the worker
+    spare = pool._spare.pid
+    assert pool.probe_device().name == "Fake CPU"
+    assert pool._spare.pid == spare
+
+
+def test_the_probe_message_is_answered(no_leaks):
+    from tfperf_lsp.bench import probe_worker
+    info = probe_worker(FAKE)
+    assert info.device.name == "Fake CPU" and info.python == "3.x"
+
+
+def test_a_worker_that_cannot_start_is_an_error_result(make_pool):
+    res = make_pool("fatal").run_job(JOB)
+    assert res.verdict == "error" and res.error.kind == "start"
+    assert "No module named 'tensorflow'" in res.error.message
+    res = make_pool("crash-on-start").run_job(JOB)
+    assert res.error.kind == "start"
+    assert "exited with code 1" in res.error.message and "boom at start" in res.error.message
+    res = make_pool(command=["/nonexistent/python"]).run_job(JOB)
+    assert res.error.kind == "start" and "/nonexistent/python" in res.error.message
+
+
+def test_worker_info_raises_a_clear_error_when_the_worker_cannot_start(make_pool):
+    from tfperf_lsp.bench import WorkerStartError
+    with pytest.raises(WorkerStartError, match="No module named 'tensorflow'"):
+        make_pool("fatal").worker_info()
+
+
+def test_garbage_on_the_stream_is_a_protocol_error(make_pool):
+    pool = make_pool("garbage")
+    res = pool.run_job(JOB)
+    assert res.error.kind == "protocol" and "not a JSON line" in res.error.message
+    assert_reaped(pool)
+
+
+def test_an_oversized_line_is_an_output_limit_error(make_pool):
+    pool = make_pool("oversize")
+    res = pool.run_job(JOB)
+    assert res.error.kind == "output-limit"
+    assert_reaped(pool)
+
+
+def test_a_worker_that_exits_is_a_crash_with_its_stderr(make_pool):
+    pool = make_pool("exit")
+    res = pool.run_job(JOB)
+    assert res.error.kind == "crash"
+    assert "exited with code 5" in res.error.message
+    assert "dying now" in res.error.stderr_tail
+    res = pool.run_job(JOB)  # the next job gets a new worker
+    assert "exited with code 5" in res.error.message
+
+
+def test_a_segfault_names_the_signal(make_pool):
+    res = make_pool("segv").run_job(JOB)
+    assert res.error.kind == "crash" and "SIGSEGV" in res.error.message
+
+
+def test_a_hang_times_out_and_the_whole_process_group_dies(make_pool):
+    pool = make_pool("grandchild")
+    t0 = time.monotonic()
+    res = pool.run_job(JOB, timeout_s=1.0)
+    took = time.monotonic() - t0
+    assert res.error.kind == "timeout" and "timed out after 1 s" in res.error.message
+    assert "last step: hanging" in res.error.message
+    assert took < 2.5
+    grandchild = int(res.error.stderr_tail.split("grandchild ")[1].split()[0])
+    deadline = time.monotonic() + 2
+    while not is_gone(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert is_gone(grandchild), "a process started by the user's code survived the kill"
+    assert_reaped(pool)
+
+
+def test_cancel_kills_the_worker_within_one_second(make_pool):
+    pool = make_pool("hang")
+    pool.worker_info()  # spare ready, so the job starts at once
+    cancel = threading.Event()
+    started = threading.Event()
+    fired = []
+
+    def fire():
+        started.wait(10)
+        fired.append(time.monotonic())
+        cancel.set()
+
+    threading.Thread(target=fire).start()
+    res = pool.run_job(JOB, cancel=cancel, on_progress=lambda f, m: started.set())
+    assert res.error.kind == "cancelled"
+    assert time.monotonic() - fired[0] < 1.0
+    assert_reaped(pool)
+
+
+def test_a_callable_cancel_token_works_too(make_pool):
+    pool = make_pool("hang")
+    t0 = time.monotonic()
+    res = pool.run_job(JOB, cancel=lambda: time.monotonic() - t0 > 0.5)
+    assert res.error.kind == "cancelled"
+
+
+def test_the_memory_limit_is_enforced_from_the_server_side(make_pool):
+    pool = make_pool("memory", memory_limit_mb=300)
+    res = pool.run_job(JOB, timeout_s=30)
+    assert res.error.kind == "memory"
+    assert "limit 300 MB" in res.error.message
+    assert_reaped(pool)
+
+
+def test_a_stderr_flood_is_not_forwarded_line_by_line(make_pool):
+    logged = []
+    pool = make_pool("stderrflood", log=logged.append)
+    res = pool.run_job(JOB)
+    assert res.verdict == "faster"
+    time.sleep(0.2)
+    assert 300 <= len(logged) <= 302 and "not forwarded" in logged[-1]
+
+
+def test_jobs_run_one_at_a_time(make_pool):
+    pool = make_pool(env={"FAKE_STEP_S": "0.15"})
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(pool.run_job(JOB))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(results) == 2 and all(r.verdict == "faster" for r in results)
+    (a, b) = sorted((r.timing["start"], r.timing["end"]) for r in results)
+    assert a[1] <= b[0], "two jobs overlapped"
+
+
+def test_an_invalid_job_raises_before_any_process_starts(make_pool):
+    pool = make_pool()
+    with pytest.raises(JobError):
+        pool.run_job(Job(prelude="", variants=[Variant("only", RUN)]))
+    assert children_of(os.getpid()) == []
+
+
+def test_configure_replaces_the_spare_when_the_command_changes(make_pool):
+    pool = make_pool()
+    pool.start_spare()
+    first = pool._spare.pid
+    pool.configure(timeout_s=5)           # timing settings do not restart it
+    assert pool._spare.pid == first
+    pool.configure(memory_limit_mb=999)   # how it starts does
+    assert pool._spare.pid != first
+    assert is_gone(first)
+    assert "--memory-limit-mb 999" in pool.worker_info().device.platform
+    with pytest.raises(TypeError):
+        pool.configure(nonsense=1)
+
+
+async def test_async_run_delivers_progress_on_the_loop(make_pool):
+    pool = make_pool()
+    loop_thread = []
+    res = await pool.run_job_async(JOB, on_progress=lambda f, m: loop_thread.append(threading.get_ident()))
+    assert res.verdict == "faster"
+    assert loop_thread and set(loop_thread) == {threading.get_ident()}
+
+
+async def test_async_cancellation_kills_the_worker_and_reraises(make_pool):
+    pool = make_pool("hang")
+    await pool.worker_info_async()
+    started = asyncio.Event()
+    task = asyncio.ensure_future(pool.run_job_async(JOB, on_progress=lambda f, m: started.set()))
+    await asyncio.wait_for(started.wait(), 10)
+    t0 = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - t0 < 1.0
+    assert_reaped(pool)
+
+
+async def test_async_cancel_event(make_pool):
+    pool = make_pool("hang")
+    stop = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.5, stop.set)
+    res = await pool.run_job_async(JOB, cancel=stop)
+    assert res.error.kind == "cancelled"
+
+
+def test_the_real_worker_without_tensorflow_says_so(no_leaks):
+    # `python -S` skips site-packages: the real worker starts, but TensorFlow is missing
+    with WorkerPool([sys.executable, "-S"], keep_spare=False) as pool:
+        res = pool.run_job(JOB)
+    assert res.error.kind == "start"
+    assert "could not import TensorFlow" in res.error.message
+    assert "No module named 'tensorflow'" in res.error.message
+
+
+def test_the_worker_path_exposes_only_our_package():
+    from tfperf_lsp.bench.procs import package_path, worker_env
+    first = worker_env()["PYTHONPATH"].split(os.pathsep)[0]
+    assert first == package_path()
+    assert os.listdir(first) == ["tfperf_lsp"]   # nothing else of the server's can shadow
+    import tfperf_lsp
+    assert os.path.realpath(os.path.join(first, "tfperf_lsp")) == os.path.realpath(tfperf_lsp.__path__[0])

@@ -1,0 +1,62 @@
+"""Summary and hover text of a Result."""
+from tfperf_lsp.bench import report
+from tfperf_lsp.bench.protocol import Comparison, Device, Result, VariantStats, error_result
+
+
+def comp(verdict, speedup, lo, hi, **kw):
+    return Comparison(baseline="original", candidate="rewritten", verdict=verdict, timing_verdict=verdict,
+                      speedup=speedup, ci_low=lo, ci_high=hi, pairs=20, **kw)
+
+
+def test_faster_line_has_speedup_interval_and_output_status():
+    line = report.comparison_line(comp("faster", 1.84, 1.71, 1.97, outputs_match=True, max_rel_err=3e-7))
+    assert line == "1.84x faster (95% CI 1.71-1.97x) - outputs match (max rel err 3e-07)"
+
+
+def test_slower_line_states_the_slowdown():
+    line = report.comparison_line(comp("slower", 0.5, 0.45, 0.55, outputs_match=True))
+    assert line.startswith("2.00x slower (95% CI 1.82-2.22x)")
+
+
+def test_equivalent_inconclusive_and_single_shot_lines():
+    assert report.comparison_line(comp("equivalent", 1.01, 0.99, 1.02)).startswith("same speed within 3%")
+    assert report.comparison_line(comp("inconclusive", 1.1, 0.9, 1.3)).startswith("inconclusive: 1.10x")
+    c = comp("inconclusive", 1.5, None, None, single_shot=True)
+    assert "single shot" in report.comparison_line(c)
+
+
+def test_outputs_differ_and_unverified_are_visible():
+    c = comp("faster", 2.0, 1.9, 2.1, outputs_match=False, mismatch="the output shape differs")
+    c.verdict = "outputs-differ"
+    assert "OUTPUTS DIFFER: the output shape differs" in report.comparison_line(c)
+    c = comp("faster", 2.0, 1.9, 2.1, outputs_match=None, mismatch="cannot verify: the original is not deterministic")
+    assert "outputs not verified (cannot verify" in report.comparison_line(c)
+
+
+def test_hover_lines_for_a_result_and_an_error():
+    r = Result(verdict="faster", summary="", tf_version="2.21.0", python="3.11.7",
+               device=Device(kind="cpu", name="AMD EPYC"), timing={"pairs": 20},
+               variants=[VariantStats(name="original", median_s=0.00241, first_call_s=0.412,
+                                      samples_s=[1.0], calls_per_sample=8, traces_during_timing=0),
+                         VariantStats(name="rewritten", median_s=0.00131, first_call_s=0.095,
+                                      samples_s=[1.0], calls_per_sample=15, traces_during_timing=0)],
+               comparisons=[comp("faster", 1.84, 1.71, 1.97, outputs_match=True)], warnings=["noisy"])
+    r.summary = report.summarize(r)
+    lines = report.hover_lines(r)
+    assert lines[0].startswith("1.84x faster")
+    assert lines[1] == "original   2.41 ms  (median, 20 pairs x 8 calls)"
+    assert "first call 412 ms -> 95 ms (tracing/compile) - traces during timing: 0, 0" in lines
+    assert "CPU: AMD EPYC - TF 2.21.0 - Python 3.11.7" in lines
+    assert lines[-1] == "warning: noisy"
+    e = error_result("exception", "ValueError: boom", variant="rewritten",
+                     traceback="Traceback...\n  rewritten, line 2: boom()\nValueError: boom")
+    e.summary = report.summarize(e)
+    assert e.summary == "benchmark failed in rewritten: ValueError: boom"
+    assert report.hover_lines(e)[-1] == "ValueError: boom"
+
+
+def test_fmt_time_units():
+    assert report.fmt_time(1.5) == "1.50 s"
+    assert report.fmt_time(0.00241) == "2.41 ms"
+    assert report.fmt_time(2.5e-6) == "2.5 us"
+    assert report.fmt_time(None) == "?"

@@ -1,0 +1,258 @@
+"""The timing engine: first call, warm-up, calibration, interleaved pairs. Framework-agnostic.
+
+The worker plugs TensorFlow in through `Hooks` (device sync, memory stats) and each `Runner`
+(one call of the variant, its trace counter), so this module runs without TensorFlow and the
+tests can drive it with fake, sleep-based variants.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import stats
+
+CALL_STEPS = (1, 2, 5)  # calls per sample: 1, 2, 5, 10, 20, 50, ... (timeit's autorange)
+
+
+def _none() -> None:
+    return None
+
+
+@dataclass
+class Runner:
+    name: str
+    call: Callable[[], Any]                            # one call of __tfperf_run__
+    trace_count: Callable[[], int | None] = _none      # total traces of its tf.functions
+
+
+@dataclass
+class Hooks:
+    sync: Callable[[Any], None] = lambda out: None     # wait for the device; materialise outputs
+    mem_reset: Callable[[], None] | None = None        # reset the device's peak memory (GPU)
+    mem_peak: Callable[[], int | None] | None = None
+    progress: Callable[[float, str], None] = lambda f, m: None
+    clock: Callable[[], float] = time.perf_counter
+
+
+@dataclass
+class Settings:
+    budget_s: float = 3.0
+    min_sample_s: float = 0.05
+    max_pairs: int = 30
+    seed: int = 0
+    warmup_min_calls: int = 3
+    warmup_min_s: float = 0.2
+    warmup_cap_s: float = 2.0
+
+
+class UserCodeError(Exception):
+    """The user's code raised; carries which variant and in which phase."""
+
+    def __init__(self, variant: str, phase: str, exc: BaseException):
+        super().__init__(f"{variant} ({phase}): {type(exc).__name__}: {exc}")
+        self.variant, self.phase, self.exc = variant, phase, exc
+
+
+@dataclass
+class VariantRun:
+    name: str
+    first_call_s: float | None = None
+    first_output: Any = None
+    warmup_times: list[float] = field(default_factory=list)
+    calls_per_sample: int = 1
+    samples: list[float] = field(default_factory=list)   # per-call seconds of each timed sample
+    sample_totals: list[float] = field(default_factory=list)  # raw sample durations
+    traces_first_call: int | None = None
+    traces_during_timing: int | None = None
+    traces_total: int | None = None
+    peak_memory_bytes: int | None = None
+
+
+def _add(total: int | None, delta: int | None) -> int | None:
+    if delta is None:
+        return total
+    return delta if total is None else total + delta
+
+
+class Engine:
+    def __init__(self, runners: list[Runner], settings: Settings, hooks: Hooks | None = None):
+        self.runners = runners
+        self.s = settings
+        self.h = hooks or Hooks()
+        self.runs = [VariantRun(r.name) for r in runners]
+        self.rng = random.Random(settings.seed)
+        self.single_shot = False
+        self.pairs = 0
+        self.pairs_wall_s = 0.0
+        self.warnings: list[str] = []
+        self._progress = 0.0
+
+    # ---- one timed block ------------------------------------------------------------------
+    def _timed(self, i: int, calls: int, phase: str, track_memory: bool = False):
+        """Run variant i `calls` times then sync; return (seconds, last output, traces)."""
+        runner, run = self.runners[i], self.runs[i]
+        before = runner.trace_count()
+        if track_memory and self.h.mem_reset:
+            self.h.mem_reset()
+        gc_was = gc.isenabled()
+        gc.disable()  # like timeit: no collector pauses inside a sample
+        try:
+            t0 = self.h.clock()
+            out = None
+            for _ in range(calls):
+                out = runner.call()
+            self.h.sync(out)
+            elapsed = self.h.clock() - t0
+        except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
+            raise UserCodeError(runner.name, phase, exc) from exc
+        finally:
+            if gc_was:
+                gc.enable()
+        after = runner.trace_count()
+        delta = after - before if before is not None and after is not None else None
+        run.traces_total = _add(run.traces_total, delta)
+        if track_memory and self.h.mem_peak:
+            peak = self.h.mem_peak()
+            if peak is not None:
+                run.peak_memory_bytes = max(run.peak_memory_bytes or 0, peak)
+        return elapsed, out, delta
+
+    def _report(self, fraction: float, message: str) -> None:
+        self._progress = max(self._progress, min(fraction, 0.99))
+        self.h.progress(self._progress, message)
+
+    # ---- phases ---------------------------------------------------------------------------
+    def first_calls(self, reference_twice: bool = True) -> Any:
+        """First call of every variant (tracing/compilation included, timed on its own).
+        Returns the reference's second output when reference_twice (determinism check)."""
+        second = None
+        for i, run in enumerate(self.runs):
+            self._report(0.1 * i / len(self.runs), f"first call of {run.name}")
+            t, out, traces = self._timed(i, 1, "first-call", track_memory=True)
+            run.first_call_s, run.first_output, run.traces_first_call = t, out, traces
+            if i == 0 and reference_twice:
+                t2, second, _ = self._timed(0, 1, "warmup")
+                run.warmup_times.append(t2)
+        return second
+
+    def warmup(self) -> None:
+        """>= warmup_min_calls and >= warmup_min_s per variant, capped at warmup_cap_s.
+        A single call longer than the budget switches to single-shot mode."""
+        for i, run in enumerate(self.runs):
+            self._report(0.1 + 0.2 * i / len(self.runs), f"warming up {run.name}")
+            spent = sum(run.warmup_times)
+            while True:
+                if run.warmup_times and run.warmup_times[-1] > self.s.budget_s:
+                    self.single_shot = True
+                    break
+                if len(run.warmup_times) >= self.s.warmup_min_calls and spent >= self.s.warmup_min_s:
+                    break
+                if spent >= self.s.warmup_cap_s:
+                    break
+                t, _, _ = self._timed(i, 1, "warmup")
+                run.warmup_times.append(t)
+                spent += t
+
+    def calibrate(self) -> int | None:
+        """Choose calls per sample k for each variant (explore 1, 2, 5, 10, ..., then the exact
+        k) so a sample lasts >= min_sample_s, then shrink k if the first pair stage would not fit in the budget.
+        Returns the number of pairs to run first, or None for single-shot mode."""
+        if self.single_shot:
+            return None
+        self._report(0.3, "calibrating")
+        per_call = []
+        for i, run in enumerate(self.runs):
+            est = max(stats.median(run.warmup_times), 1e-9)
+            k = _calls_for(est, self.s.min_sample_s)
+            for _ in range(3):  # verify: warm-up calls include one sync each, so est is high
+                t, _, _ = self._timed(i, k, "calibrate")
+                est = max(t / k, 1e-9)
+                if t >= 0.5 * self.s.min_sample_s:
+                    break
+                k = _calls_for(est, self.s.min_sample_s, above=k)
+            # the 1-2-5 steps found the scale; the exact k wastes no budget (up to 2.5x otherwise)
+            k = min(10 ** 7, max(1, math.ceil(self.s.min_sample_s / est - 1e-9)))
+            run.calls_per_sample = k
+            per_call.append(est)
+        first = stats.pair_stages(self.s.max_pairs)[0]
+        pair_time = sum(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
+        if first * pair_time > self.s.budget_s:
+            scale = self.s.budget_s / (first * pair_time)
+            for run in self.runs:
+                run.calls_per_sample = max(1, int(run.calls_per_sample * scale))
+            pair_time = sum(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
+        n0 = stats.initial_pairs(pair_time, self.s.budget_s, self.s.max_pairs)
+        if n0 is None:
+            self.single_shot = True
+            return None
+        if n0 * pair_time > self.s.budget_s * 1.05:
+            self.warnings.append(f"the time budget ({self.s.budget_s:g} s) is too small for "
+                                 f"{n0} pairs; ran {n0} pairs anyway (about {n0 * pair_time:.1f} s)")
+        shortest = min(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
+        if shortest < 0.001:
+            self.warnings.append("samples are shorter than 1 ms: timer and scheduler noise may "
+                                 "dominate; raise the time budget")
+        return n0
+
+    def run_pairs(self, first_target: int) -> int:
+        """Interleaved samples in random order; adaptive 10 -> 20 -> 30 pairs within budget."""
+        target, n = first_target, 0
+        start = self.h.clock()
+        budget = self.s.budget_s
+        for runner, run in zip(self.runners, self.runs):
+            run.traces_during_timing = 0 if runner.trace_count() is not None else None
+        while True:
+            while n < target:
+                order = list(range(len(self.runs)))
+                self.rng.shuffle(order)
+                for i in order:
+                    run = self.runs[i]
+                    t, _, traces = self._timed(i, run.calls_per_sample, "timing", track_memory=True)
+                    run.sample_totals.append(t)
+                    run.samples.append(t / run.calls_per_sample)
+                    if traces is not None:
+                        run.traces_during_timing = (run.traces_during_timing or 0) + traces
+                n += 1
+                elapsed = self.h.clock() - start
+                self._report(0.35 + 0.6 * min(1.0, elapsed / budget), f"pair {n}/{target}")
+            elapsed = self.h.clock() - start
+            verdicts = [stats.compare_paired(self.runs[0].samples, r.samples).verdict
+                        for r in self.runs[1:]]
+            new = stats.next_target(n, verdicts, elapsed, budget, self.s.max_pairs)
+            if new <= n:
+                break
+            target = new
+        self.pairs, self.pairs_wall_s = n, self.h.clock() - start
+        return n
+
+    def timing(self) -> None:
+        """warm-up, calibration and pairs (after first_calls)."""
+        self.warmup()
+        n0 = self.calibrate()
+        if n0 is not None:
+            self.run_pairs(n0)
+        self._report(0.99, "done")
+
+
+def _calls_for(per_call_s: float, min_sample_s: float, above: int = 0) -> int:
+    """Smallest k in 1, 2, 5, 10, 20, 50, ... with k * per_call >= min_sample_s and k > above."""
+    decade = 1
+    while True:
+        for step in CALL_STEPS:
+            k = step * decade
+            if k > above and k * per_call_s >= min_sample_s:
+                return k
+            if k >= 10 ** 7:  # a call that takes nanoseconds: stop growing
+                return max(k, above + 1)
+        decade *= 10
+
+
+def single_shot_time(run: VariantRun) -> float | None:
+    """Steady-state time of one call in single-shot mode (no interval)."""
+    if run.warmup_times:
+        return stats.median(run.warmup_times)
+    return run.first_call_s
