@@ -290,17 +290,22 @@ class ModuleFacts:
         return fn if fn is not None and fn.stmt is node else None
 
     def reaching_assignment(self, name: ast.Name) -> ast.AST | None:
-        """The assignment that ``name`` (a use) most likely reads, in its scope or the module.
+        """The assignment that ``name`` (a use) most likely reads, in its scope or the module."""
+        return self.reaching_assignment_at(name.id, name)
+
+    def reaching_assignment_at(self, name: str, at: ast.AST) -> ast.AST | None:
+        """The assignment a use of ``name`` at ``at`` most likely reads.
 
         At module level: the last assignment before the use. Inside a function, for a global:
         the module's last assignment, since functions usually run after the module has run.
         """
-        scope = self.enclosing_function(name)
-        local = self.assignments_in(scope).get(name.id, []) if scope is not None else []
-        candidates = local or self.module_assignments.get(name.id, [])
-        if scope is not None and not local:
+        scope = self.enclosing_function(at)
+        local = self.assignments_in(scope).get(name, []) if scope is not None else []
+        candidates = local or self.module_assignments.get(name, [])
+        runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
+        if runs_later and not local:
             return max(candidates, key=lambda c: (c.lineno, c.col_offset)) if candidates else None
-        before = [c for c in candidates if (c.lineno, c.col_offset) < (name.lineno, name.col_offset)]
+        before = [c for c in candidates if (c.lineno, c.col_offset) < (at.lineno, at.col_offset)]
         return max(before, key=lambda c: (c.lineno, c.col_offset)) if before else None
 
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:

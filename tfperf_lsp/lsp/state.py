@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pygls.uris import to_fs_path
 
 from tfperf_lsp.analysis.workspace import WorkspaceIndex
+from tfperf_lsp.bench.plans import benchmark_title
+from tfperf_lsp.bench.service import BenchService, BenchSettings, result_markdown, short_verdict
 from tfperf_lsp.config import Settings, settings_for
 from tfperf_lsp.engine import Analysis
 from tfperf_lsp.session import DocumentSession
@@ -26,13 +28,17 @@ class DocumentResult:
     version: int | None
     analysis: Analysis
     dependencies: frozenset[str]
+    # finding id -> (Plan, Result, cached?) for findings measured on this device (bench cache)
+    measured: dict = field(default_factory=dict)
 
 
 class ServerState:
     def __init__(self, server):
         self.server = server
         self.options: dict[str, Any] = {}
-        self.trusted = False
+        # Benchmarks run user code: refused only when the client says the workspace is untrusted
+        # (VS Code does); editors without workspace trust (Neovim, Helix) send nothing.
+        self.trusted = True
         self.pull_diagnostics = False
         self.device_probe: dict | None = None
         self.sessions: dict[str, DocumentSession] = {}
@@ -42,6 +48,8 @@ class ServerState:
         self.generation = 0  # bumped when findings change for reasons other than the text
         self._lock = threading.Lock()
         self.index = WorkspaceIndex([], self._open_text)
+        self.bench = BenchService(log_line=lambda line: log.info("benchmark worker: %s", line))
+        self.problems: dict[tuple[str, str], str] = {}  # (uri, finding id) -> why a benchmark failed
 
     # ------------------------------------------------------------------ settings
     def set_roots(self, roots: list[str]) -> None:
@@ -54,6 +62,7 @@ class ServerState:
         if "workspaceTrusted" in options:
             self.trusted = bool(options["workspaceTrusted"])
         self.options = merged
+        self.bench.configure(BenchSettings.from_options(merged.get("benchmark")))
         level = str(merged.get("logLevel", "info")).upper()
         logging.getLogger("tfperf_lsp").setLevel(getattr(logging, level, logging.INFO))
 
@@ -91,23 +100,60 @@ class ServerState:
                       uri, analysis.parse_error.line + 1, len(analysis.findings))
         dependencies = frozenset(analysis.ctx.dependencies) if analysis.ctx else frozenset()
         result = DocumentResult(version, analysis, dependencies)
+        self._attach_measurements(uri, result)
         self.results[uri] = result
         return result
 
+    def _attach_measurements(self, uri: str, result: DocumentResult) -> None:
+        """Results of earlier benchmarks of exactly this code (the cache key is the code)."""
+        if result.analysis.stale or not self.bench.has_results(uri):
+            return
+        for finding in result.analysis.findings:
+            if benchmark_title(finding) is None:
+                continue
+            try:
+                plan = self.bench.plan(result.analysis, finding)
+                cached = self.bench.cached(plan)
+            except Exception as exc:  # noqa: BLE001 - a plan that cannot be built shows no result
+                log.debug("no plan for %s: %s", finding.id, exc)
+                continue
+            if cached is not None:
+                result.measured[finding.id] = (plan, cached, True)
+
     def benchmarkable(self, result: DocumentResult, finding) -> bool:
-        """Whether the benchmark action is offered for a finding (see bench/)."""
-        return False
+        return benchmark_title(finding) is not None
 
     def benchmark_markdown(self, uri: str, finding) -> str | None:
-        """The measured result shown first in the finding's hover, if one exists."""
-        return None
+        """The measured result (or why the benchmark failed), shown first in the hover."""
+        result = self.results.get(uri)
+        measured = result.measured.get(finding.id) if result else None
+        if measured is not None:
+            plan, outcome, cached = measured
+            return result_markdown(plan, outcome, cached)
+        problem = self.problems.get((uri, finding.id))
+        return f"**Benchmark:** {problem}" if problem else None
 
     def inlay_label(self, uri: str, finding) -> str:
-        return finding.label
+        result = self.results.get(uri)
+        measured = result.measured.get(finding.id) if result else None
+        return f"{finding.label} · {short_verdict(measured[1])}" if measured else finding.label
 
-    def extra_actions(self, uri: str, result: DocumentResult, finding, diagnostic) -> list:
-        """Code actions beyond fix/ignore/docs (the benchmark action)."""
-        return []
+    def diagnostic_message(self, result: DocumentResult, finding) -> str:
+        measured = result.measured.get(finding.id)
+        return f"{finding.message} ({short_verdict(measured[1])})" if measured else finding.message
+
+    def remember_problem(self, uri: str, finding_id: str, problem: str | None) -> None:
+        if problem:
+            self.problems[(uri, finding_id)] = problem
+
+    def warm_spare(self) -> None:
+        try:
+            self.bench.warm_up()
+        except Exception as exc:  # noqa: BLE001 - the benchmark itself will report the failure
+            log.debug("could not start a spare worker: %s", exc)
+
+    def device_label(self) -> str | None:
+        return self.bench.worker[0].label() if self.bench.worker else None
 
     def forget(self, uri: str) -> None:
         self.sessions.pop(uri, None)

@@ -7,6 +7,7 @@ from lsprotocol import types
 
 from tfperf_lsp.engine import fix_for, suppression_edit_text
 from tfperf_lsp.lsp.convert import SOURCE, from_position, to_diagnostic, workspace_edit
+from tfperf_lsp.lsp.features.benchmark import benchmark_actions
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.model import Edit, Pos, Span
 
@@ -67,7 +68,8 @@ def register(server) -> None:
                         command=types.Command(title="Show rule docs", command="tfperf.showRuleDocs", arguments=[finding.code]),
                     )
                 )
-            actions.extend(ls.state.extra_actions(uri, result, finding, diagnostic))
+            if _wanted(only, types.CodeActionKind.QuickFix):
+                actions.extend(benchmark_actions(ls, uri, result, finding, diagnostic))
         return actions
 
     @server.feature(types.CODE_ACTION_RESOLVE)

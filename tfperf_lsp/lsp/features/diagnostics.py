@@ -77,10 +77,12 @@ def diagnostics_for(ls, uri: str, result) -> list[types.Diagnostic]:
         return []
     source = result.analysis.source
     position_codec = codec(ls, uri)
-    return [
-        to_diagnostic(position_codec, source, finding, ls.state.benchmarkable(result, finding))
-        for finding in result.analysis.findings
-    ]
+    diagnostics = []
+    for finding in result.analysis.findings:
+        diagnostic = to_diagnostic(position_codec, source, finding, ls.state.benchmarkable(result, finding))
+        diagnostic.message = ls.state.diagnostic_message(result, finding)
+        diagnostics.append(diagnostic)
+    return diagnostics
 
 
 async def publish(ls, uri: str) -> None:

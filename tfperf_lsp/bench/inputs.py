@@ -1,0 +1,392 @@
+"""Where a benchmarked snippet's inputs come from, derived from the file without running it.
+
+The snippet reads names defined elsewhere (``A``, ``B``, a model). For each, in order:
+
+1. a declaration comment anywhere in the file: ``# tfperf: A=float32[1000,100,1000] B=int32[64]``;
+2. its assignment, if it is safe and cheap to re-run: a tensor constructor with a literal shape
+   (``tf.random.*``, ``tf.zeros/ones/fill/eye/range``, ``np.random.*``, ``np.zeros/ones``,
+   ``tf.constant(np...)``, ``tf.Variable(<one of these>)``), a literal, or a call of a function or
+   class defined in this file (a model factory), or a TF/Keras constructor;
+3. a parameter of the enclosing function: what its call sites pass (resolved the same way), or
+   the function's ``input_signature``.
+
+Anything else (data loaded from disk, results of training) is not guessed: the plan says which
+names lack shapes and how to declare them. Shapes too large for the memory budget are scaled
+down, the same way for every input (a dimension of 1000 becomes 250 everywhere, so matmuls still
+fit), and ``range()`` bounds equal to a scaled dimension follow.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import re
+from dataclasses import dataclass, field
+
+from tfperf_lsp.analysis.dataflow import argument_for_parameter
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+
+_BUILTINS = frozenset(dir(builtins))
+_DECLARATION = re.compile(r"#\s*tfperf:\s*(.*)$")
+_ITEM = re.compile(r"([A-Za-z_]\w*)\s*=\s*([a-z]+\d*)\s*\[\s*([\d,\s]*)\]")
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1,
+                "int16": 2, "int32": 4, "int64": 8, "bool": 1, "complex64": 8}
+
+# Constructors: qualified name -> (position of the shape argument, its keyword name)
+SHAPED_CONSTRUCTORS = {
+    "tensorflow.random.uniform": (0, "shape"), "tensorflow.random.normal": (0, "shape"),
+    "tensorflow.random.truncated_normal": (0, "shape"), "tensorflow.zeros": (0, "shape"),
+    "tensorflow.ones": (0, "shape"), "tensorflow.fill": (0, "dims"),
+    "numpy.random.uniform": (2, "size"), "numpy.random.normal": (2, "size"), "numpy.random.randn": (None, None),
+    "numpy.random.rand": (None, None), "numpy.random.randint": (2, "size"), "numpy.zeros": (0, "shape"),
+    "numpy.ones": (0, "shape"), "numpy.random.random": (0, "size"),
+}
+_CHEAP_CALLS = {"tensorflow.eye", "tensorflow.range", "tensorflow.constant", "tensorflow.Variable",
+                "tensorflow.convert_to_tensor", "tensorflow.cast", "numpy.array", "numpy.arange", "numpy.eye",
+                "tensorflow.linspace", "numpy.linspace", "tensorflow.reshape", "numpy.float32"}
+
+
+class MissingInputs(Exception):
+    def __init__(self, names: list[str], example: str):
+        self.names = names
+        super().__init__(
+            f"no shape is known for {', '.join(f'`{n}`' for n in names)}: declare "
+            f"{'it' if len(names) == 1 else 'them'} with a comment such as `{example}`"
+        )
+
+
+@dataclass
+class InputSpec:
+    name: str
+    shape: list[int] | None
+    dtype: str | None
+    source: str  # "declared", "assignment", "call site", "input_signature", "definition"
+    scale: float = 1.0
+
+
+@dataclass
+class Inputs:
+    statements: list[str] = field(default_factory=list)  # prelude code, in dependency order
+    specs: list[InputSpec] = field(default_factory=list)
+    definitions: list[ast.AST] = field(default_factory=list)  # module defs/classes needed
+    imports: list[ast.stmt] = field(default_factory=list)
+    dim_map: dict[int, int] = field(default_factory=dict)  # scaled dimension sizes
+
+    def describe(self) -> str:
+        parts = []
+        for spec in self.specs:
+            if spec.shape is not None:
+                parts.append(f"{spec.name}: {spec.dtype or '?'}[{','.join(map(str, spec.shape))}]")
+            else:
+                parts.append(f"{spec.name}: {spec.source}")
+        text = "; ".join(parts)
+        if self.dim_map:
+            text += " (scaled: " + ", ".join(f"{a}->{b}" for a, b in sorted(self.dim_map.items())) + ")"
+        return text
+
+
+class InputResolver:
+    """Resolves the free names of a snippet to prelude statements (see the module docstring)."""
+
+    def __init__(self, facts: ModuleFacts, max_bytes: int):
+        self.facts = facts
+        self.source = facts.source
+        self.max_bytes = max_bytes
+        self.declared = _declarations(facts.source.lines)
+        self.result = Inputs()
+        self._done: set[str] = set()
+        self._missing: list[str] = []
+        self._pending: list[tuple[str, ast.AST, int]] = []  # (name, constructor call, stmt index)
+
+    # ------------------------------------------------------------------ entry point
+    def resolve(self, names: list[str], at: ast.AST) -> Inputs:
+        for name in names:
+            self._resolve(name, at, depth=0)
+        if self._missing:
+            example = " ".join(f"{n}=float32[...]" for n in self._missing)
+            raise MissingInputs(sorted(set(self._missing)), f"# tfperf: {example}")
+        self._scale()
+        return self.result
+
+    # ------------------------------------------------------------------ resolution
+    def _resolve(self, name: str, at: ast.AST, depth: int) -> None:
+        if name in self._done or depth > 8:
+            return
+        self._done.add(name)
+        if name in self.declared:
+            dtype, shape = self.declared[name]
+            self._add_tensor(name, dtype, shape, "declared")
+            return
+        if self._is_import(name) or self._is_definition(name):
+            return
+        scope = self.facts.enclosing_function(at)
+        if scope is not None and name in _parameters(scope):
+            if self._from_call_sites(name, scope, depth) or self._from_signature(name, scope):
+                return
+            self._missing.append(name)
+            return
+        assignment = self.facts.reaching_assignment_at(name, at)
+        if assignment is not None and self._from_assignment(name, assignment, depth):
+            return
+        if name in _BUILTINS:
+            return
+        self._missing.append(name)
+
+    def _is_import(self, name: str) -> bool:
+        node = self.facts.imports.import_nodes.get(name)
+        if node is None:
+            return False
+        if node not in self.result.imports:
+            self.result.imports.append(node)
+        return True
+
+    def _is_definition(self, name: str) -> bool:
+        node = self.facts.module_defs.get(name)
+        if node is None:
+            return False
+        if node not in self.result.definitions:
+            self.result.definitions.append(node)
+            for inner in free_names(node):
+                self._resolve(inner, node, 1)
+        return True
+
+    def _from_assignment(self, name: str, stmt: ast.AST, depth: int) -> bool:
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            return False
+        value = stmt.value
+        if not _safe_value(self.facts, value):
+            return False
+        for inner in sorted(free_names(value)):
+            self._resolve(inner, stmt, depth + 1)
+        target = stmt.targets[0]
+        text = f"{ast.unparse(target)} = {self.source.segment(value)}"
+        constructor = _shaped_call(self.facts, value)
+        if constructor is not None:
+            shape = _literal_shape(self.facts, constructor)
+            spec = InputSpec(name, shape, _dtype_of(self.facts, constructor), "assignment")
+            self.result.specs.append(spec)
+            self._pending.append((text, constructor, len(self.result.statements)))
+        else:
+            self.result.specs.append(InputSpec(name, None, None, "assignment: " + _short(self.source.segment(value))))
+        self.result.statements.append(text)
+        return True
+
+    def _from_call_sites(self, name: str, fn: ast.AST, depth: int) -> bool:
+        params = _parameters(fn)
+        for call in self.facts.calls_by_def.get(fn, []):
+            argument = argument_for_parameter(call, params, name)
+            if argument is None:
+                continue
+            if isinstance(argument, ast.Name):
+                before = len(self._missing)
+                self._done.discard(argument.id)
+                self._resolve(argument.id, call, depth + 1)
+                if len(self._missing) == before:
+                    if argument.id != name:
+                        self.result.statements.append(f"{name} = {argument.id}")
+                    return True
+                del self._missing[before:]
+            elif _safe_value(self.facts, argument):
+                for inner in sorted(free_names(argument)):
+                    self._resolve(inner, call, depth + 1)
+                self.result.statements.append(f"{name} = {self.source.segment(argument)}")
+                self.result.specs.append(InputSpec(name, None, None, "call site"))
+                return True
+        return False
+
+    def _from_signature(self, name: str, fn: ast.AST) -> bool:
+        tf_fn = self.facts.tf_function_for_def(fn)
+        signature = tf_fn.options.get("input_signature") if tf_fn else None
+        if not isinstance(signature, (ast.List, ast.Tuple)):
+            return False
+        params = _parameters(fn)
+        index = params.index(name)
+        if index >= len(signature.elts):
+            return False
+        spec = signature.elts[index]
+        if not isinstance(spec, ast.Call) or not spec.args:
+            return False
+        shape = spec.args[0]
+        if not isinstance(shape, (ast.List, ast.Tuple)):
+            return False
+        dims = [e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else 32 for e in shape.elts]
+        dtype = "float32"
+        if len(spec.args) > 1 and isinstance(spec.args[1], ast.Attribute):
+            dtype = spec.args[1].attr
+        self._add_tensor(name, dtype, dims, "input_signature")
+        return True
+
+    def _add_tensor(self, name: str, dtype: str, shape: list[int], source: str) -> None:
+        self.result.specs.append(InputSpec(name, shape, dtype, source))
+        index = len(self.result.statements)
+        self.result.statements.append(_synthesize(name, dtype, shape))
+        self._pending.append((name, (dtype, shape), index))
+
+    # ------------------------------------------------------------------ scaling
+    def _scale(self) -> None:
+        shaped = [(spec, spec.shape) for spec in self.result.specs if spec.shape]
+        total = sum(math.prod(shape) * _DTYPE_BYTES.get(spec.dtype or "float32", 4) for spec, shape in shaped)
+        if total <= self.max_bytes or not shaped:
+            return
+        dims = sorted({d for _, shape in shaped for d in shape if d > 8}, reverse=True)
+        mapping: dict[int, int] = {}
+        while total > self.max_bytes and dims:
+            # Halve the largest dimensions first: they dominate the size.
+            largest = max(mapping.get(d, d) for d in dims)
+            for d in dims:
+                if mapping.get(d, d) == largest:
+                    mapping[d] = max(8, largest // 2)
+            total = sum(
+                math.prod(mapping.get(d, d) for d in shape) * _DTYPE_BYTES.get(spec.dtype or "float32", 4)
+                for spec, shape in shaped
+            )
+            if all(mapping.get(d, d) <= 8 for d in dims):
+                break
+        self.result.dim_map = {d: m for d, m in mapping.items() if m != d}
+        for spec, shape in shaped:
+            new_shape = [self.result.dim_map.get(d, d) for d in shape]
+            spec.scale = math.prod(new_shape) / max(1, math.prod(shape))
+            spec.shape = new_shape
+        for text, constructor, index in self._pending:
+            if isinstance(constructor, tuple):
+                dtype, shape = constructor
+                self.result.statements[index] = _synthesize(text, dtype, [self.result.dim_map.get(d, d) for d in shape])
+            else:
+                self.result.statements[index] = _rescale_statement(self.result.statements[index], self.result.dim_map)
+
+
+def scale_ranges(code: str, dim_map: dict[int, int]) -> str:
+    """``range(1000)`` -> ``range(250)`` where 1000 was scaled: loops over a scaled axis follow."""
+    if not dim_map:
+        return code
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and arg.value in dim_map:
+                    arg.value = dim_map[arg.value]
+    return ast.unparse(tree)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _declarations(lines: list[str]) -> dict[str, tuple[str, list[int]]]:
+    found = {}
+    for line in lines:
+        match = _DECLARATION.search(line)
+        if not match:
+            continue
+        for name, dtype, dims in _ITEM.findall(match.group(1)):
+            found[name] = (dtype, [int(d) for d in dims.replace(" ", "").split(",") if d])
+    return found
+
+
+def _synthesize(name: str, dtype: str, shape: list[int]) -> str:
+    if dtype.startswith(("int", "uint")):
+        return f"{name} = tf.random.uniform({shape}, maxval=10, dtype=tf.{dtype}, seed=1)"
+    if dtype == "bool":
+        return f"{name} = tf.random.uniform({shape}, seed=1) > 0.5"
+    return f"{name} = tf.random.uniform({shape}, dtype=tf.{dtype}, seed=1)"
+
+
+def _parameters(fn: ast.AST) -> list[str]:
+    args = fn.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names[1:] if names and names[0] in ("self", "cls") else names
+
+
+def free_names(node: ast.AST) -> set[str]:
+    """Names read by ``node`` that it does not bind itself (approximate: good for snippets)."""
+    bound: set[str] = set()
+    loads: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            (loads if isinstance(child.ctx, ast.Load) else bound).add(child.id)
+        elif isinstance(child, ast.arg):
+            bound.add(child.arg)
+        elif isinstance(child, FunctionNode + (ast.ClassDef,)) and child is not node:
+            bound.add(child.name)
+    if isinstance(node, FunctionNode + (ast.ClassDef,)):
+        bound.add(node.name)
+    return loads - bound
+
+
+def _shaped_call(facts: ModuleFacts, value: ast.AST) -> ast.Call | None:
+    """The shape-taking constructor inside ``value`` (through tf.Variable / tf.constant / casts)."""
+    if not isinstance(value, ast.Call):
+        return None
+    qualname = facts.qualname(value.func)
+    if qualname in SHAPED_CONSTRUCTORS:
+        return value
+    if qualname in _CHEAP_CALLS and value.args:
+        return _shaped_call(facts, value.args[0])
+    return None
+
+
+def _literal_shape(facts: ModuleFacts, call: ast.Call) -> list[int] | None:
+    qualname = facts.qualname(call.func)
+    position, keyword = SHAPED_CONSTRUCTORS[qualname]
+    if position is None:  # np.random.randn(d0, d1, ...)
+        values = [_int(facts, a) for a in call.args]
+        return values if values and None not in values else None
+    shape = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if shape is None and position < len(call.args):
+        shape = call.args[position]
+    if shape is None:
+        return None
+    elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
+    values = [_int(facts, e) for e in elements]
+    return values if None not in values else None
+
+
+def _int(facts: ModuleFacts, node: ast.AST) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        assignments = facts.module_assignments.get(node.id, [])
+        if len(assignments) == 1 and isinstance(assignments[0], ast.Assign):
+            return _int(facts, assignments[0].value)
+    return None
+
+
+def _dtype_of(facts: ModuleFacts, call: ast.Call) -> str:
+    for kw in call.keywords:
+        if kw.arg == "dtype":
+            text = ast.unparse(kw.value)
+            return text.split(".")[-1].strip("'\"")
+    qualname = facts.qualname(call.func) or ""
+    return "float64" if qualname.startswith("numpy.") and "randint" not in qualname else ("int64" if "randint" in qualname else "float32")
+
+
+def _safe_value(facts: ModuleFacts, value: ast.AST) -> bool:
+    """Cheap to evaluate and free of side effects we could not stand behind."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            qualname = facts.qualname(node.func)
+            if qualname in SHAPED_CONSTRUCTORS or qualname in _CHEAP_CALLS:
+                continue
+            if qualname and (qualname.startswith("keras.") or qualname.startswith("tensorflow.keras")):
+                if any(part in qualname for part in (".fit", ".predict", ".evaluate", "load_model", ".datasets")):
+                    return False
+                continue
+            if isinstance(node.func, ast.Name) and (node.func.id in facts.module_defs or node.func.id in ("float", "int", "list", "tuple", "range", "len")):
+                continue
+            return False
+        if isinstance(node, (ast.Lambda, ast.Await, ast.Yield)):
+            return False
+    return True
+
+
+def _rescale_statement(statement: str, dim_map: dict[int, int]) -> str:
+    """Scaled sizes inside the shape displays (lists/tuples) of a constructor statement."""
+    tree = ast.parse(statement)
+    for display in ast.walk(tree):
+        if isinstance(display, (ast.List, ast.Tuple)):
+            for node in display.elts:
+                if isinstance(node, ast.Constant) and type(node.value) is int and node.value in dim_map:
+                    node.value = dim_map[node.value]
+    return ast.unparse(tree)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

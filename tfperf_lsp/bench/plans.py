@@ -1,0 +1,351 @@
+"""From a finding to a benchmark Job: which code runs, as written and as rewritten, on what inputs.
+
+Two kinds of plan:
+
+- **rewrite**: the finding has a quick fix. The benchmark runs the statements the fix touches
+  (plus the finding's own statement), once as written and once with the fix's edits applied.
+  Functions and classes they use are re-defined in each variant, so each variant gets its own
+  tf.function objects; for retrace findings they are re-defined on every timed call, because
+  the cost being measured is tracing from scratch. If the fix only touches a function (a
+  decorator), a call of that function from the file is what runs.
+- **call**: graph and XLA opportunities. A call of the function (or model) as the file makes
+  it, run eagerly as written, as ``tf.function``, and as ``tf.function(jit_compile=True)``.
+
+Outputs compared: the names both variants assign at the top level of the snippet (or the call's
+result). Inputs: see inputs.py.
+"""
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass, field
+
+from tfperf_lsp.analysis.facts import FunctionNode
+from tfperf_lsp.bench.inputs import Inputs, InputResolver, MissingInputs, free_names, scale_ranges
+from tfperf_lsp.bench.protocol import Job, Variant
+from tfperf_lsp.engine import Analysis, fix_for
+from tfperf_lsp.model import Edit, Finding, Pos, Span
+from tfperf_lsp.rewrite.edits import apply_edits
+
+# Graph/XLA opportunities: the variants are "as written", tf.function, and XLA.
+CALL_PLANS = {"TFP301": "graph", "TFP302": "graph", "TFP303": "graph", "TFP501": "xla"}
+RUN = "__tfperf_run__"
+
+
+@dataclass
+class Plan:
+    finding_id: str
+    code: str
+    title: str
+    job: Job | None = None
+    inputs: Inputs | None = None
+    problem: str | None = None  # why it cannot be benchmarked, in words for the user
+    warnings: list[str] = field(default_factory=list)
+
+
+def benchmark_title(finding: Finding) -> str | None:
+    """The code action's title, or None when the finding has nothing to measure (cheap)."""
+    kind = CALL_PLANS.get(finding.code)
+    if kind == "graph":
+        return "Benchmark eager vs tf.function vs XLA"
+    if kind == "xla":
+        return "Benchmark tf.function vs jit_compile=True"
+    if finding.fix_title:
+        return f"Benchmark original vs {finding.fix_title[0].lower()}{finding.fix_title[1:]}"
+    return None
+
+
+def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 512, budget_s: float = 3.0,
+               device: str = "auto", seed: int = 0) -> Plan:
+    title = benchmark_title(finding) or "Benchmark"
+    plan = Plan(finding.id, finding.code, title)
+    if analysis.ctx is None or analysis.stale:
+        plan.problem = "the file does not parse: fix the syntax error first"
+        return plan
+    builder = _Builder(analysis, finding, int(max_input_mb * 1024 * 1024))
+    try:
+        prelude, variants = builder.call_plan() if finding.code in CALL_PLANS else builder.rewrite_plan()
+    except MissingInputs as exc:
+        plan.problem = f"cannot benchmark: {exc}"
+        return plan
+    except _CannotPlan as exc:
+        plan.problem = f"cannot benchmark: {exc}"
+        return plan
+    plan.inputs = builder.inputs
+    plan.warnings = builder.warnings
+    plan.job = Job(
+        prelude=prelude,
+        variants=variants,
+        budget_s=budget_s,
+        device=device,
+        seed=seed,
+        inputs=builder.inputs.describe() if builder.inputs else None,
+        meta={"code": finding.code, "finding": finding.id},
+    ).validate()
+    return plan
+
+
+class _CannotPlan(Exception):
+    pass
+
+
+class _Builder:
+    def __init__(self, analysis: Analysis, finding: Finding, max_bytes: int):
+        self.analysis = analysis
+        self.ctx = analysis.ctx
+        self.facts = analysis.ctx.facts
+        self.source = analysis.source
+        self.finding = finding
+        self.max_bytes = max_bytes
+        self.inputs: Inputs | None = None
+        self.warnings: list[str] = []
+
+    # ------------------------------------------------------------------ rewrite plans
+    def rewrite_plan(self) -> tuple[str, list[Variant]]:
+        fix = fix_for(self.analysis, self.finding)
+        if fix is None:
+            raise _CannotPlan("this finding has no rewrite to compare")
+        import_lines = [e.new_text.strip() for e in fix.edits if _is_import_edit(e)]
+        edits = [e for e in fix.edits if not _is_import_edit(e)]
+        touched = [self._statement_at(line) for e in edits for line in _lines_of(e)]
+        definitions = {self._module_level(s) for s in touched if self._inside_definition(s)}
+        executable = [s for s in touched if not self._inside_definition(s)]
+        anchor = self._lift_to_loop(self._statement_at(self.finding.span.start.line))
+        if not self._inside_definition(anchor):
+            executable.append(anchor)
+        if not executable:
+            executable = [self._call_site_of(definitions)]
+        block, first, last = self._common_block(executable)
+        region = block[first : last + 1]
+        original = self._text(region, [])
+        rewritten = self._text(region, edits)
+        needed_defs = {d for d in self._definitions_used(region) if d not in definitions} | definitions
+        fresh_per_call = self.finding.category == "retrace"
+        names = (free_names(ast.parse(original)) | set().union(*(free_names(d) for d in needed_defs))) - {
+            d.name for d in needed_defs
+        }
+        self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), region[0])
+        for extra in self.inputs.definitions:
+            needed_defs.add(extra)
+        outputs = _outputs(original, rewritten)
+        if not outputs:
+            self.warnings.append("the snippet assigns nothing both versions share: only timings are compared")
+        ordered_defs = sorted(needed_defs, key=lambda d: d.lineno)
+        variants = []
+        for name, body, apply in (("original", original, False), ("rewritten", rewritten, True)):
+            defs = "\n".join(self._text([d], edits if apply and d in definitions else []) for d in ordered_defs)
+            variants.append(Variant(name, self._variant_source(defs, body, outputs, fresh_per_call)))
+        return self._prelude(import_lines), variants
+
+    def _variant_source(self, defs: str, body: str, outputs: list[str], fresh_per_call: bool) -> str:
+        dim_map = self.inputs.dim_map if self.inputs else {}
+        defs, body = scale_ranges(defs, dim_map) if defs else "", scale_ranges(body, dim_map)
+        inputs = [s.name for s in self.inputs.specs] if self.inputs else []
+        # Inputs become default arguments: the snippet may re-assign them (x = x + 1) locally.
+        signature = ", ".join(f"{n}={n}" for n in inputs)
+        result = f"return ({', '.join(outputs)},)" if outputs else "return None"
+        inner = (defs + "\n" if fresh_per_call and defs else "") + body + "\n" + result
+        head = "" if fresh_per_call or not defs else defs + "\n"
+        return f"{head}def {RUN}({signature}):\n{textwrap.indent(inner, '    ')}\n"
+
+    # ------------------------------------------------------------------ call plans
+    def call_plan(self) -> tuple[str, list[Variant]]:
+        callee, call = self._call_for_opportunity()
+        args = ", ".join([ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords])
+        names = set()
+        for node in call.args + [k.value for k in call.keywords]:
+            names |= free_names(node)
+        names.add(callee)
+        self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), call)
+        eager = f"getattr({callee}, 'python_function', {callee})"
+        if CALL_PLANS[self.finding.code] == "xla":
+            variants = [
+                Variant("tf.function", f"def {RUN}():\n    return {callee}({args})\n"),
+                Variant("jit_compile=True", f"_xla = tf.function({eager}, jit_compile=True)\ndef {RUN}():\n    return _xla({args})\n"),
+            ]
+        else:
+            variants = [
+                Variant("eager", f"def {RUN}():\n    return {callee}({args})\n"),
+                Variant("tf.function", f"_graph = tf.function({eager})\ndef {RUN}():\n    return _graph({args})\n"),
+                Variant("tf.function+XLA", f"_xla = tf.function({eager}, jit_compile=True)\ndef {RUN}():\n    return _xla({args})\n"),
+            ]
+        return self._prelude([], definitions=True), variants
+
+    def _call_for_opportunity(self) -> tuple[str, ast.Call]:
+        """The callable the finding is about, and a call of it as the file makes it."""
+        line = self.finding.span.start.line
+        if self.finding.code == "TFP302":  # the finding is the model call itself
+            for call in self.facts.calls:
+                if call.lineno - 1 == line and isinstance(call.func, ast.Name):
+                    return call.func.id, call
+            raise _CannotPlan("the model call was not found")
+        fn = next((f for f in self.facts.functions if min([f.lineno] + [d.lineno for d in f.decorator_list]) - 1 <= line <= f.lineno - 1), None)
+        if fn is None:
+            raise _CannotPlan("the function was not found")
+        for call in _calls_of(self.facts, fn.name):
+            return fn.name, call
+        raise _CannotPlan(f"`{fn.name}` is never called in this file, so there is no input to run it with")
+
+    # ------------------------------------------------------------------ shared pieces
+    def _prelude(self, extra_imports: list[str], definitions: bool = False) -> str:
+        """Imports, then (for call plans) the definitions, then the inputs."""
+        lines = ["import tensorflow as tf"]
+        for node in self.inputs.imports if self.inputs else []:
+            text = self.source.segment(node)
+            if text not in lines:
+                lines.append(text)
+        lines += [line for line in extra_imports if line not in lines]
+        if definitions and self.inputs:
+            dim_map = self.inputs.dim_map
+            for node in sorted(self.inputs.definitions, key=lambda d: d.lineno):
+                lines.append(scale_ranges(self._text([node], []), dim_map))
+        lines += self.inputs.statements if self.inputs else []
+        return "\n".join(lines) + "\n"
+
+    def _statement_at(self, line: int) -> ast.stmt:
+        """The innermost statement covering ``line`` (decorators count as their def's lines)."""
+        body, found = self.facts.tree.body, None
+        while body:
+            inner = next((s for s in body if _first_line(s) <= line + 1 <= s.end_lineno), None)
+            if inner is None:
+                break
+            found = inner
+            body = [c for field in ("body", "orelse", "finalbody", "handlers") for c in getattr(inner, field, []) or [] if isinstance(c, ast.stmt)]
+            if isinstance(inner, ast.Try):
+                body += [c for h in inner.handlers for c in h.body]
+        if found is None:
+            raise _CannotPlan(f"no statement at line {line + 1}")
+        return found
+
+    def _lift_to_loop(self, stmt: ast.stmt) -> ast.stmt:
+        """A statement that runs in a loop is measured with its loop (repetition is the point)."""
+        loops = [loop for loop in self.facts.enclosing_loops(stmt) if isinstance(loop, ast.stmt)]
+        return loops[-1] if loops else stmt
+
+    def _inside_definition(self, stmt: ast.stmt) -> bool:
+        """Part of a module-level def (then a call of that def is what runs)."""
+        top = self._module_level(stmt)
+        if isinstance(top, ast.ClassDef):
+            raise _CannotPlan("code inside a class cannot be benchmarked on its own yet")
+        return isinstance(top, FunctionNode)
+
+    def _module_level(self, stmt: ast.stmt) -> ast.stmt:
+        top = stmt
+        for ancestor in self.facts.ancestors(stmt):
+            if isinstance(ancestor, ast.stmt):
+                top = ancestor
+        return top
+
+    def _call_site_of(self, definitions: set) -> ast.stmt:
+        for definition in sorted(definitions, key=lambda d: d.lineno):
+            for call in _calls_of(self.facts, definition.name):
+                return self.facts.statement_of(call)
+        names = ", ".join(f"`{d.name}`" for d in definitions)
+        raise _CannotPlan(f"{names} is never called in this file, so there is nothing to run")
+
+    def _common_block(self, statements: list[ast.stmt]) -> tuple[list[ast.stmt], int, int]:
+        """The innermost statement list holding all of ``statements`` (lifting them as needed)."""
+        chains = [self._block_chain(s) for s in statements]
+        for block, _ in chains[0]:
+            members = []
+            for chain in chains:
+                match = next((member for b, member in chain if b is block), None)
+                if match is None:
+                    break
+                members.append(match)
+            else:
+                indices = [block.index(m) for m in members]
+                return block, min(indices), max(indices)
+        raise _CannotPlan("the rewritten statements are not in one block")
+
+    def _block_chain(self, stmt: ast.stmt) -> list[tuple[list, ast.stmt]]:
+        """(block, member) pairs from ``stmt``'s own block outward."""
+        chain, node = [], stmt
+        while node is not None:
+            parent = self.facts.parent(node)
+            if parent is None:
+                break
+            for field_name in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field_name, None)
+                if isinstance(block, list) and node in block:
+                    chain.append((block, node))
+            if isinstance(parent, ast.Module):
+                break
+            node = parent if isinstance(parent, ast.stmt) else self.facts.statement_of(parent)
+        return chain
+
+    def _text(self, statements: list[ast.stmt], edits: list[Edit]) -> str:
+        """The source of consecutive statements (dedented), with the edits inside them applied."""
+        first, last = _first_line(statements[0]) - 1, statements[-1].end_lineno - 1
+        inside = [
+            Edit(Span(Pos(e.span.start.line - first, e.span.start.col), Pos(e.span.end.line - first, e.span.end.col)), e.new_text)
+            for e in edits
+            if first <= e.span.start.line and (e.span.end.line <= last or (e.span.end.line == last + 1 and e.span.end.col == 0))
+        ]
+        text = "\n".join(self.source.lines[first : last + 1]) + "\n"
+        if inside:
+            text = apply_edits(text, inside)
+        return textwrap.dedent(text.rstrip("\n"))
+
+    def _definitions_used(self, region: list[ast.stmt]) -> set:
+        found: set = set()
+        work = [n for s in region for n in free_names(s)]
+        while work:
+            name = work.pop()
+            definition = self.facts.module_defs.get(name)
+            if definition is not None and definition not in found:
+                found.add(definition)
+                work.extend(free_names(definition))
+        return found
+
+
+def _calls_of(facts, name: str):
+    """Calls of ``name`` in the file: those in loops first (they are the hot ones)."""
+    calls = [c for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id == name]
+    calls.sort(key=lambda c: (not facts.enclosing_loops(c), c.lineno))
+    yield from calls
+    for call in facts.calls:  # timeit("f(x)", ...) strings
+        for arg in call.args[:1] + [k.value for k in call.keywords if k.arg == "stmt"]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and name in arg.value:
+                try:
+                    parsed = ast.parse(arg.value)
+                except SyntaxError:
+                    continue
+                for inner in ast.walk(parsed):
+                    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == name:
+                        inner.lineno, inner.col_offset = arg.lineno, arg.col_offset
+                        facts._parents.setdefault(inner, call)  # noqa: SLF001 - a stand-in position
+                        yield inner
+
+
+def _lines_of(edit: Edit) -> list[int]:
+    """The first and last line an edit changes (an end at column 0 belongs to the line before)."""
+    end = edit.span.end.line - 1 if edit.span.end.col == 0 and edit.span.end.line > edit.span.start.line else edit.span.end.line
+    return sorted({edit.span.start.line, end})
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
+def _is_import_edit(edit: Edit) -> bool:
+    return edit.span.start == edit.span.end and edit.new_text.lstrip().startswith(("import ", "from "))
+
+
+def _outputs(original: str, rewritten: str) -> list[str]:
+    def assigned(code: str) -> list[str]:
+        names: list[str] = []
+        for stmt in ast.parse(code).body:
+            targets = []
+            if isinstance(stmt, ast.Assign):
+                targets = stmt.targets
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and not node.id.startswith("_") and node.id not in names:
+                        names.append(node.id)
+        return names
+
+    mine = assigned(rewritten)
+    return [name for name in assigned(original) if name in mine]

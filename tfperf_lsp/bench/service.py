@@ -1,0 +1,217 @@
+"""Benchmarks for the CLI and the server: plan a finding, find or run its Job, remember the result.
+
+One ``BenchService`` per process owns the worker pool (started lazily: nothing imports
+TensorFlow until a benchmark is wanted) and the on-disk cache. Results are keyed by the Job
+(code, inputs), the device and the TF version, so they show again after a restart and vanish
+when the code changes. The device and TF version of the last worker are remembered on disk, so
+a restarted server can find cached results without starting a worker.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tfperf_lsp.bench.cache import ResultCache, cache_key
+from tfperf_lsp.bench.plans import Plan, build_plan
+from tfperf_lsp.bench.protocol import Device, Result
+from tfperf_lsp.bench.report import fmt_time, hover_lines
+
+log = logging.getLogger("tfperf_lsp.bench")
+
+
+@dataclass
+class BenchSettings:
+    time_budget: float = 3.0
+    timeout: float = 60.0
+    device: str = "auto"
+    max_input_mb: float = 512
+    memory_limit_mb: float = 4096
+    worker_command: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any] | None) -> "BenchSettings":
+        options = options or {}
+        command = options.get("workerCommand") or []
+        if isinstance(command, str):
+            command = command.split()
+        return cls(
+            time_budget=min(10.0, max(0.2, float(options.get("timeBudget", 3.0)))),
+            timeout=max(5.0, float(options.get("timeout", 60.0))),
+            device=str(options.get("device", "auto")),
+            max_input_mb=max(1.0, float(options.get("maxInputMB", 512))),
+            memory_limit_mb=max(256.0, float(options.get("memoryLimitMB", 4096))),
+            worker_command=[str(c) for c in command],
+        )
+
+
+@dataclass
+class Outcome:
+    plan: Plan
+    result: Result | None
+    cached: bool = False
+
+
+class BenchService:
+    def __init__(self, settings: BenchSettings | None = None, cache: ResultCache | None = None, log_line: Callable[[str], None] | None = None):
+        self.settings = settings or BenchSettings()
+        self.cache = cache or ResultCache()
+        self._pool = None
+        self._log_line = log_line or (lambda line: log.info("worker: %s", line))
+        self.worker = self._remembered_worker()
+
+    # ------------------------------------------------------------------ configuration
+    def configure(self, settings: BenchSettings) -> None:
+        changed_worker = settings.worker_command != self.settings.worker_command
+        self.settings = settings
+        if self._pool is not None:
+            if changed_worker:
+                self._pool.close()
+                self._pool = None
+                self.worker = None
+            else:
+                self._pool.configure(memory_limit_mb=int(settings.memory_limit_mb), timeout_s=settings.timeout)
+
+    @property
+    def pool(self):
+        if self._pool is None:
+            from tfperf_lsp.bench.pool import WorkerPool
+
+            self._pool = WorkerPool(
+                command=self.settings.worker_command or None,
+                memory_limit_mb=int(self.settings.memory_limit_mb),
+                timeout_s=self.settings.timeout,
+                log=self._log_line,
+            )
+        return self._pool
+
+    def warm_up(self) -> None:
+        """Start the spare worker now (it imports TensorFlow) so the next benchmark starts at once."""
+        self.pool.start_spare()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    # ------------------------------------------------------------------ plans and results
+    def plan(self, analysis, finding) -> Plan:
+        return build_plan(
+            analysis, finding,
+            max_input_mb=self.settings.max_input_mb, budget_s=self.settings.time_budget, device=self.settings.device,
+        )
+
+    def has_results(self, uri: str) -> bool:
+        """Whether any result was ever stored for this file (cheap: one directory check)."""
+        return self.worker is not None and self.cache.has(uri)
+
+    def cached(self, plan: Plan) -> Result | None:
+        if plan.job is None or self.worker is None:
+            return None
+        device, tf_version = self.worker
+        return self.cache.get(cache_key(plan.job, device, tf_version))
+
+    def run(self, plan: Plan, uri: str | None = None, on_progress=None, cancel=None, use_cache: bool = True) -> Outcome:
+        """Blocking: the CLI, or a server thread."""
+        if plan.job is None:
+            return Outcome(plan, None)
+        if use_cache:
+            hit = self.cached(plan)
+            if hit is not None:
+                return Outcome(plan, hit, cached=True)
+        result = self.pool.run_job(plan.job, on_progress=on_progress, cancel=cancel, timeout_s=self.settings.timeout)
+        return Outcome(plan, self._remember(plan, result, uri))
+
+    async def run_async(self, plan: Plan, uri: str | None = None, on_progress=None) -> Outcome:
+        """For the server: cancelling the awaiting task kills the worker."""
+        if plan.job is None:
+            return Outcome(plan, None)
+        hit = self.cached(plan)
+        if hit is not None:
+            return Outcome(plan, hit, cached=True)
+        result = await self.pool.run_job_async(plan.job, on_progress=on_progress, timeout_s=self.settings.timeout)
+        return Outcome(plan, self._remember(plan, result, uri))
+
+    def _remember(self, plan: Plan, result: Result, uri: str | None) -> Result:
+        for warning in plan.warnings:
+            if warning not in result.warnings:
+                result.warnings.append(warning)
+        if result.device is not None and result.tf_version:
+            self.worker = (result.device, result.tf_version)
+            self._save_worker()
+            self.cache.put(cache_key(plan.job, result.device, result.tf_version), result, uri=uri)
+        return result
+
+    # ------------------------------------------------------------------ the last worker, on disk
+    def _worker_file(self) -> str:
+        name = "worker-" + "_".join(self.settings.worker_command or ["local"]).replace(os.sep, "_")[:80] + ".json"
+        return os.path.join(str(self.cache.root), name)
+
+    def _remembered_worker(self):
+        try:
+            with open(self._worker_file(), encoding="utf-8") as handle:
+                data = json.load(handle)
+            return Device.from_dict(data["device"]), data["tf_version"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _save_worker(self) -> None:
+        from dataclasses import asdict
+
+        device, tf_version = self.worker
+        try:
+            os.makedirs(str(self.cache.root), exist_ok=True)
+            with open(self._worker_file(), "w", encoding="utf-8") as handle:
+                json.dump({"device": asdict(device), "tf_version": tf_version}, handle)
+        except OSError as exc:
+            log.debug("cannot remember the worker: %s", exc)
+
+
+# ---------------------------------------------------------------------- presentation
+def bar_chart(result: Result, width: int = 24) -> list[str]:
+    """Median time per variant as text bars, longest = slowest."""
+    timed = [(v.name, v.median_s) for v in result.variants if v.median_s]
+    if not timed:
+        return []
+    slowest = max(t for _, t in timed)
+    label = max(len(n) for n, _ in timed)
+    lines = []
+    for name, seconds in timed:
+        eighths = max(1, round(width * 8 * seconds / slowest))
+        bar = "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+        lines.append(f"{name:<{label}}  {bar:<{width}}  {fmt_time(seconds)}")
+    return lines
+
+
+def short_verdict(result: Result) -> str:
+    """A few words for inlay hints and diagnostic messages: 'measured 6.2x faster'."""
+    if result.error is not None:
+        return "benchmark failed"
+    if result.outputs_match is False:
+        return "measured: outputs differ"
+    comparison = result.comparisons[0] if result.comparisons else None
+    if comparison is None or comparison.speedup is None:
+        return f"measured: {result.verdict}"
+    best = max(result.comparisons, key=lambda c: c.speedup or 0)
+    verdict = best.timing_verdict
+    if verdict == "faster":
+        return f"measured {best.speedup:.1f}x faster ({best.candidate})"
+    if verdict == "slower":
+        return f"measured {1 / comparison.speedup:.1f}x slower"
+    if verdict == "equivalent":
+        return "measured: same speed"
+    return f"measured {comparison.speedup:.2f}x (inconclusive)"
+
+
+def result_markdown(plan: Plan, result: Result, cached: bool) -> str:
+    lines = hover_lines(result)
+    if result.outputs_match is False:
+        lines.insert(0, "OUTPUTS DIFFER: the rewrite changes results on these inputs.")
+    if plan.inputs is not None:
+        lines.append(f"inputs: {plan.inputs.describe()}")
+    chart = bar_chart(result)
+    text = "**Benchmark** " + ("(cached) " if cached else "") + "\n\n```text\n" + "\n".join(lines[:1] + chart + lines[1:]) + "\n```"
+    return text
+

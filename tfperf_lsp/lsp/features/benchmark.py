@@ -1,0 +1,166 @@
+"""Benchmarks from the editor: code action / code lens -> command -> progress -> results in hovers.
+
+Only on explicit request, never in a workspace the client says is untrusted. The worker runs in
+another process; nothing here waits on it except the command's own request. Results come back
+through the on-disk cache (bench/service.py), so they follow the code: when the snippet
+changes, its result is no longer found.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from lsprotocol import types
+
+from tfperf_lsp.bench.plans import benchmark_title
+from tfperf_lsp.bench.service import short_verdict
+from tfperf_lsp.lsp.convert import to_range
+from tfperf_lsp.lsp.features.documents import codec, current_result
+
+log = logging.getLogger("tfperf_lsp")
+
+UNTRUSTED = "Benchmarks run your code; trust this workspace to enable them."
+BENCHMARK_KIND = "quickfix.tfperf.benchmark"
+
+
+def register(server) -> None:
+    state = server.state
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(ls, params: types.CodeLensParams):
+        uri = params.text_document.uri
+        result = await current_result(ls, uri)
+        if result is None or result.analysis.stale:
+            return []
+        lenses, seen_lines = [], set()
+        for finding in result.analysis.findings:
+            title = benchmark_title(finding)
+            line = finding.span.start.line
+            if title is None or line in seen_lines:
+                continue
+            seen_lines.add(line)
+            measured = result.measured.get(finding.id)
+            label = f"⏱ {short_verdict(measured[1])} · run again" if measured else f"⏱ {title}"
+            lenses.append(
+                types.CodeLens(
+                    range=to_range(codec(ls, uri), result.analysis.source, finding.span),
+                    command=types.Command(title=label, command="tfperf.benchmark", arguments=[uri, finding.id]),
+                )
+            )
+        return lenses
+
+    @server.command("tfperf.benchmark")
+    async def benchmark(ls, uri: str, finding_id: str):
+        return await _benchmark(ls, uri, [finding_id])
+
+    @server.command("tfperf.benchmarkFile")
+    async def benchmark_file(ls, uri: str):
+        result = await current_result(ls, uri)
+        ids = [f.id for f in result.analysis.findings if benchmark_title(f)] if result else []
+        if not ids:
+            return {"results": [], "message": "no finding in this file can be benchmarked"}
+        return await _benchmark(ls, uri, ids)
+
+    @server.command("tfperf.clearBenchmarks")
+    async def clear(ls, uri: str | None = None):
+        removed = state.bench.cache.clear(uri or None)
+        await _refresh(ls)
+        return {"removed": removed}
+
+
+def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAction]:
+    title = benchmark_title(finding)
+    if title is None or result.analysis.stale:
+        return []
+    trusted = ls.state.trusted
+    if trusted:
+        ls.state.warm_spare()  # the user is looking at a benchmarkable finding: import TF now
+    return [
+        types.CodeAction(
+            title=title,
+            kind=BENCHMARK_KIND,
+            diagnostics=[diagnostic],
+            disabled=None if trusted else types.CodeActionDisabledType(reason=UNTRUSTED),
+            command=types.Command(title=title, command="tfperf.benchmark", arguments=[uri, finding.id]),
+        )
+    ]
+
+
+async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
+    state = ls.state
+    if not state.trusted:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=UNTRUSTED))
+        raise PermissionError(UNTRUSTED)
+    result = await current_result(ls, uri)
+    if result is None or result.analysis.stale:
+        raise ValueError("the file does not parse: fix the syntax error first")
+    findings = [result.analysis.finding(i) for i in finding_ids]
+    findings = [f for f in findings if f is not None]
+    if not findings:
+        raise ValueError("the finding is gone (the file changed): ask again from the current text")
+    token = str(uuid.uuid4())
+    progress = await _start_progress(ls, token, findings)
+    task = asyncio.current_task()
+    cancel = ls.work_done_progress.tokens.get(token) if progress else None
+    if cancel is not None:
+        cancel.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+    ls.protocol.notify("tfperf/status", {"state": "benchmarking", "device": state.device_label(), "tensorflow": None, "message": None})
+    answers = []
+    try:
+        for index, finding in enumerate(findings):
+            plan = await asyncio.to_thread(state.bench.plan, result.analysis, finding)
+            if plan.job is None:
+                answers.append({"findingId": finding.id, "code": finding.code, "verdict": "error", "summary": plan.problem})
+                state.remember_problem(uri, finding.id, plan.problem)
+                continue
+
+            def report(fraction, message, index=index):
+                if progress:
+                    overall = (index + fraction) / len(findings)
+                    ls.work_done_progress.report(
+                        token, types.WorkDoneProgressReport(message=f"{finding.code}: {message}", percentage=int(overall * 100), cancellable=True)
+                    )
+
+            outcome = await state.bench.run_async(plan, uri, on_progress=report)
+            summary = outcome.result.summary
+            answer = {"findingId": finding.id, "code": finding.code, "verdict": outcome.result.verdict, "summary": summary, "cached": outcome.cached}
+            answers.append(answer)
+            ls.protocol.notify("tfperf/benchmarkResult", {"uri": uri, **answer})
+            if outcome.result.verdict == "error":
+                state.remember_problem(uri, finding.id, summary)
+    except asyncio.CancelledError:
+        if progress:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="Cancelled"))
+        log.info("benchmark cancelled")
+        return {"cancelled": True, "results": answers}
+    finally:
+        ls.protocol.notify("tfperf/status", {"state": "ready", "device": state.device_label(), "tensorflow": None, "message": None})
+    if progress:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=answers[-1]["summary"] if answers else "done"))
+    await _refresh(ls)
+    return {"results": answers}
+
+
+async def _start_progress(ls, token: str, findings) -> bool:
+    window = ls.client_capabilities.window
+    if not (window and window.work_done_progress):
+        return False
+    try:
+        await ls.work_done_progress.create_async(token)
+    except Exception as exc:  # noqa: BLE001 - no progress UI is not a reason to fail
+        log.debug("no work done progress: %s", exc)
+        return False
+    title = "tfperf: benchmarking " + (findings[0].code if len(findings) == 1 else f"{len(findings)} findings")
+    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=True))
+    return True
+
+
+async def _refresh(ls) -> None:
+    """Results changed: diagnostics, inlay hints and code lenses show them."""
+    from tfperf_lsp.lsp.features.diagnostics import refresh_all
+
+    await refresh_all(ls)
+    workspace = ls.client_capabilities.workspace
+    if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
