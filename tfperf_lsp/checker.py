@@ -23,8 +23,8 @@ class FileResult:
     settings_problems: tuple[str, ...] = ()
 
 
-def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False) -> FileResult:
-    settings = settings_for(path, options)
+def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
+    settings = settings_for(path, options).with_probe(device)
     analysis = analyze(text, path, settings, workspace)
     if analysis.parse_error:
         error = analysis.parse_error

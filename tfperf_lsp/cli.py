@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="benchmark the findings of a file on this device")
     bench.add_argument("file")
     bench.add_argument("--line", type=int, default=None, help="only findings on this line (1-based)")
+    bench.add_argument("--select", action="append", default=None, metavar="CODE", help="only findings of these rules")
     bench.add_argument("--format", choices=("text", "json"), default="text")
     bench.add_argument("--budget", type=float, default=None, help="seconds of timed pairs per finding")
     bench.add_argument("--timeout", type=float, default=None, help="seconds before a benchmark is stopped")
@@ -69,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
     bench.add_argument("--no-cache", action="store_true", help="measure again even if a result is cached")
     bench.set_defaults(handler=_bench)
+
+    device = commands.add_parser("device", help="ask a benchmark worker which device it runs on, and remember it")
+    device.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
+    device.set_defaults(handler=_device)
 
     lsp = commands.add_parser("lsp", help="run the language server (same as tfperf-lsp)")
     _lsp_arguments(lsp)
@@ -97,6 +102,7 @@ def _run_lsp(args) -> int:
 # ----------------------------------------------------------------------------- check
 def _check(args) -> int:
     from tfperf_lsp.analysis.workspace import WorkspaceIndex
+    from tfperf_lsp.bench.service import remembered_device_facts
     from tfperf_lsp.checker import check_file, finding_json, finding_line
 
     editor_like = {"ignore": _flatten(args.ignore)}
@@ -112,13 +118,14 @@ def _check(args) -> int:
         return 2
     roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in args.paths]
     workspace = WorkspaceIndex(roots)
+    device = remembered_device_facts()  # what `tfperf device` or a benchmark last measured
     all_findings, errors, changed = [], list(problems), 0
     for path in files:
         text = read_source(path)
         if isinstance(text, FileProblem):
             errors.append(text)
             continue
-        result = check_file(path, text, editor_like, workspace, fix=args.fix or args.diff, unsafe=args.unsafe_fixes)
+        result = check_file(path, text, editor_like, workspace, fix=args.fix or args.diff, unsafe=args.unsafe_fixes, device=device)
         if result.problem:
             errors.append(result.problem)
             continue
@@ -204,6 +211,26 @@ def _rule(args) -> int:
         print(f"tfperf: no rule {args.code!r}; `tfperf rules` lists them", file=sys.stderr)
         return 2
     print(rule.markdown(), end="")
+    return 0
+
+
+def _device(args) -> int:
+    """Probe the device once; `tfperf check` and the server then use it for device-dependent rules."""
+    from tfperf_lsp.bench.service import BenchService, BenchSettings
+
+    service = BenchService(BenchSettings(worker_command=args.worker.split() if args.worker else []))
+    try:
+        device, tf_version = service.probe()
+    except Exception as exc:  # noqa: BLE001 - no TF, a broken worker command: say so
+        print(f"tfperf: cannot start a benchmark worker: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        service.close()
+    print(f"{device.label()} - TensorFlow {tf_version}")
+    if device.cpu_features:
+        print("CPU features: " + ", ".join(sorted(device.cpu_features)))
+    for gpu in device.gpus:
+        print(f"GPU {gpu.index}: {gpu.name} (compute capability {gpu.compute_capability or '?'})")
     return 0
 
 

@@ -121,6 +121,9 @@ async def test_quick_fix_applies_to_expected_text(client):
     assert action.kind == types.CodeActionKind.QuickFix
     assert any("Ignore TFP101" in a.title for a in actions)
     assert any("tfperf.showRuleDocs" in command_name(a) for a in actions)
+    # The benchmark is offered too (disabled here: these sessions say the workspace is untrusted;
+    # lsprotocol's client drops `disabled` when it parses, see test_benchmark_actions.py).
+    assert any(a.title == "Benchmark original vs pass tf.constant(step)" for a in actions)
     fixed = apply_text_edits(RETRACE, edits_for(action.edit, uri, version=1))
     assert "    train_step(x, tf.constant(step))\n" in fixed
     assert "for step in range(3):  # the loop\n" in fixed  # comments and layout kept

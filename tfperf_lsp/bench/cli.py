@@ -29,14 +29,15 @@ def run_bench_command(args) -> int:
         error = analysis.parse_error
         print(f"{path}:{error.line + 1}:{error.col + 1}: syntax error: {error.message}", file=sys.stderr)
         return 2
+    codes = {c.strip().upper() for value in args.select or [] for c in value.split(",")}
     findings = [
         f for f in analysis.findings
-        if benchmark_title(f) and (args.line is None or f.span.start.line + 1 == args.line)
+        if benchmark_title(f) and (args.line is None or f.span.start.line + 1 == args.line) and (not codes or f.code in codes)
     ]
     if not findings:
-        where = f" on line {args.line}" if args.line else ""
+        where = (f" on line {args.line}" if args.line else "") + (f" for {', '.join(sorted(codes))}" if codes else "")
         print(f"{path}: no finding to benchmark{where} (`tfperf check {path}` lists the findings)", file=sys.stderr)
-        return 2 if args.line else 0
+        return 2 if args.line or codes else 0
     options = {"timeBudget": args.budget or 3.0, "timeout": args.timeout or 60.0, "device": args.device or "auto"}
     if args.worker:
         options["workerCommand"] = args.worker.split()

@@ -87,6 +87,17 @@ class BenchService:
             )
         return self._pool
 
+    def probe(self) -> tuple[Device, str]:
+        """Ask a worker what it runs on (imports TF in that worker, runs no user code)."""
+        info = self.pool.worker_info()
+        self.worker = (info.device, info.tf_version)
+        self._save_worker()
+        return self.worker
+
+    def device_facts(self) -> dict | None:
+        """The last worker's device as settings facts (for the precision rules)."""
+        return device_facts(self.worker[0]) if self.worker else None
+
     def warm_up(self) -> None:
         """Start the spare worker now (it imports TensorFlow) so the next benchmark starts at once."""
         self.pool.start_spare()
@@ -167,6 +178,16 @@ class BenchService:
                 json.dump({"device": asdict(device), "tf_version": tf_version}, handle)
         except OSError as exc:
             log.debug("cannot remember the worker: %s", exc)
+
+
+def device_facts(device: Device) -> dict:
+    return {"kind": device.kind, "name": device.label(), "compute_capability": device.compute_capability,
+            "cpu_features": list(device.cpu_features)}
+
+
+def remembered_device_facts(worker_command: list[str] | None = None) -> dict | None:
+    """What the last benchmark worker reported, without starting one (the CLI and server share it)."""
+    return BenchService(BenchSettings(worker_command=worker_command or [])).device_facts()
 
 
 # ---------------------------------------------------------------------- presentation

@@ -40,7 +40,6 @@ class ServerState:
         # (VS Code does); editors without workspace trust (Neovim, Helix) send nothing.
         self.trusted = True
         self.pull_diagnostics = False
-        self.device_probe: dict | None = None
         self.sessions: dict[str, DocumentSession] = {}
         self.results: dict[str, DocumentResult] = {}
         self.pending: dict[str, asyncio.Task] = {}
@@ -68,7 +67,7 @@ class ServerState:
 
     def settings(self, uri: str) -> Settings:
         settings = settings_for(to_fs_path(uri), self.options)
-        return settings.with_probe(self.device_probe)
+        return settings.with_probe(self.bench.device_facts())
 
     # ------------------------------------------------------------------ analysis
     def cached(self, uri: str, version: int | None) -> DocumentResult | None:

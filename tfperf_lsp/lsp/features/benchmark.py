@@ -62,6 +62,17 @@ def register(server) -> None:
             return {"results": [], "message": "no finding in this file can be benchmarked"}
         return await _benchmark(ls, uri, ids)
 
+    @server.command("tfperf.probeDevice")
+    async def probe_device(ls):
+        """Start a worker (imports TensorFlow, runs no user code) and learn the device."""
+        try:
+            device, tf_version = await asyncio.to_thread(state.bench.probe)
+        except Exception as exc:  # noqa: BLE001 - no TF in this environment, a bad worker command
+            raise RuntimeError(f"cannot start a benchmark worker: {exc}") from exc
+        ls.protocol.notify("tfperf/status", {"state": "ready", "device": device.label(), "tensorflow": tf_version, "message": None})
+        await _refresh(ls)  # device-dependent rules (mixed precision) may now speak
+        return {"device": device.label(), "tensorflow": tf_version, "compute_capability": device.compute_capability}
+
     @server.command("tfperf.clearBenchmarks")
     async def clear(ls, uri: str | None = None):
         removed = state.bench.cache.clear(uri or None)
@@ -81,7 +92,7 @@ def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAc
             title=title,
             kind=BENCHMARK_KIND,
             diagnostics=[diagnostic],
-            disabled=None if trusted else types.CodeActionDisabledType(reason=UNTRUSTED),
+            disabled=None if trusted else types.CodeActionDisabled(reason=UNTRUSTED),
             command=types.Command(title=title, command="tfperf.benchmark", arguments=[uri, finding.id]),
         )
     ]

@@ -30,7 +30,7 @@ def register(server) -> None:
         await pull_configuration(ls)
         ls.protocol.notify("tfperf/status", {
             "state": "ready",
-            "device": None,
+            "device": state.device_label(),
             "tensorflow": _installed_version("tensorflow", "tensorflow-cpu", "tensorflow-macos"),
             "message": None,
         })
