@@ -160,3 +160,63 @@ async def test_untrusted_workspace_refuses(tmp_path, cache_dir):
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+SLOW = COSTLY.replace("range(1, 30)", "range(1, 400)").replace("[32, 32]", "[256, 256]").replace("tf.eye(32)", "tf.eye(256)").replace("tf.zeros([32, 32])", "tf.zeros([256, 256])")
+
+
+async def test_cancel_stops_the_worker_and_the_editor_stays_responsive(tmp_path, cache_dir):
+    import asyncio
+    import time
+
+    client = await server_config(cache_dir).start()
+    try:
+        await start(client, tmp_path)
+        client.set_configuration({"tfperf": {"benchmark": {"timeBudget": 10.0}}})
+        path = tmp_path / "slow.py"
+        path.write_text(SLOW)
+        uri = path.as_uri()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SLOW))
+        )
+        diagnostic = next(d for d in await diagnostics(client, uri, version=1) if d.code == "TFP303")
+        command = asyncio.ensure_future(client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="tfperf.benchmark", arguments=[uri, diagnostic.data["id"]])
+        ))
+        while not any(isinstance(r, types.WorkDoneProgressReport) for v in client.progress_reports.values() for r in v):
+            await asyncio.sleep(0.1)  # the worker is running
+        started = time.monotonic()
+        hover = await client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostic.range.start)
+        )
+        assert "TFP303" in hover.contents.value and time.monotonic() - started < 2.0  # not blocked
+        server_pid = client._server.pid  # noqa: SLF001
+        running = _workers_of(server_pid)
+        assert running, "a worker should be running the job"
+        token = next(iter(client.progress_reports))
+        cancel_sent = time.monotonic()
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        answer = await asyncio.wait_for(command, timeout=10)
+        assert answer["cancelled"] is True
+        assert time.monotonic() - cancel_sent < 3.0
+        await asyncio.sleep(0.5)
+        assert not [pid for pid in running if os.path.exists(f"/proc/{pid}")], "the job's worker must be gone"
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+def _workers_of(server_pid):
+    """Benchmark workers whose parent is the server (other processes on the machine do not count)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                parent = int(handle.read().split(")")[-1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        if parent == server_pid and "tfperf_lsp.bench.worker" in command:
+            found.append(pid)
+    return found

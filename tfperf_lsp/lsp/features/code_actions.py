@@ -47,11 +47,13 @@ def register(server) -> None:
         for finding in findings:
             diagnostic = to_diagnostic(position_codec, analysis.source, finding)
             if finding.fix_title and not analysis.stale and _wanted(only, FIX_KIND):
+                measured = result.measured.get(finding.id)
+                differs = measured is not None and measured[1].outputs_match is False
                 action = types.CodeAction(
-                    title=f"{finding.fix_title} ({finding.code})",
+                    title=f"{finding.fix_title} ({finding.code}){' - changes results (measured)' if differs else ''}",
                     kind=FIX_KIND,
                     diagnostics=[diagnostic],
-                    is_preferred=finding.fix_applicability == "safe",
+                    is_preferred=finding.fix_applicability == "safe" and not differs,
                     data={"uri": uri, "version": result.version, "id": finding.id, "action": "fix"},
                 )
                 if not lazy:
