@@ -1,0 +1,355 @@
+"""Helpers the vectorize rules share: what a loop iterates over, what a name holds, whether a
+name is read after some statements, and replacing several statements by one (comments kept).
+
+Everything here looks at a handful of nodes around a candidate loop; nothing walks the whole
+module, so the rules stay within the analysis budget.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode
+from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.model import Edit
+from tfperf_lsp.rewrite.edits import whole_lines
+
+_SHAPED_CONSTRUCTORS = {
+    # qualname: default dtype (None: depends on a value we do not read)
+    "tensorflow.random.uniform": "float32",
+    "tensorflow.random.normal": "float32",
+    "tensorflow.random.truncated_normal": "float32",
+    "tensorflow.zeros": "float32",
+    "tensorflow.ones": "float32",
+    "numpy.zeros": "float64",
+    "numpy.ones": "float64",
+    "numpy.random.uniform": "float64",
+    "numpy.random.normal": "float64",
+}
+_DTYPE_NAMES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128", "bool"}
+
+
+# --------------------------------------------------------------------------- expressions
+def dotted(expr: ast.AST | None) -> str | None:
+    """``A`` / ``self.w``: a plain reference without calls or subscripts, else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = dotted(expr.value)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def root_name(expr: ast.AST) -> str | None:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def indexed(expr: ast.AST, var: str) -> str | None:
+    """``X[var]`` with a plain ``X``: the dotted name of ``X``."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name) and expr.slice.id == var:
+        return dotted(expr.value)
+    return None
+
+
+def int_constant(expr: ast.AST | None) -> int | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    return None
+
+
+def is_number(expr: ast.AST | None) -> bool:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+
+# --------------------------------------------------------------------------- loops
+@dataclass
+class Iteration:
+    """How a loop walks over the leading axis of a tensor."""
+
+    var: str  # the loop variable (an index for ``range``, an element for ``for row in x``)
+    over_index: bool  # True: ``for i in range(...)`` and the body uses ``x[i]``
+    bound: ast.AST | None  # the ``range`` stop expression, when over_index
+    measured: str | None  # the tensor whose leading dimension ``bound`` is (len(x), x.shape[0], ...)
+    tensor: str | None = None  # for ``for row in x``: x
+
+
+def iteration(facts: ModuleFacts, target: ast.AST, iterable: ast.AST) -> Iteration | None:
+    """``for i in range(N)`` from 0 with step 1, or ``for row in x``; None for anything else."""
+    if not isinstance(target, ast.Name):
+        return None
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        args = iterable.args
+        if iterable.keywords or not 1 <= len(args) <= 3 or any(isinstance(a, ast.Starred) for a in args):
+            return None
+        if len(args) >= 2 and int_constant(args[0]) != 0:
+            return None  # starts elsewhere: not the whole axis
+        if len(args) == 3 and int_constant(args[2]) != 1:
+            return None  # strided
+        stop = args[-1] if len(args) > 1 else args[0]
+        return Iteration(target.id, True, stop, measured_tensor(facts, stop))
+    name = dotted(iterable)
+    if name is not None:
+        return Iteration(target.id, False, None, None, tensor=name)
+    return None
+
+
+def measured_tensor(facts: ModuleFacts, expr: ast.AST) -> str | None:
+    """The ``X`` of ``len(X)``, ``X.shape[0]``, ``tf.shape(X)[0]`` (optionally in ``int(...)``)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1 and not expr.keywords:
+        if expr.func.id == "len":
+            return dotted(expr.args[0])
+        if expr.func.id == "int":
+            return measured_tensor(facts, expr.args[0])
+        return None
+    if isinstance(expr, ast.Subscript) and int_constant(expr.slice) == 0:
+        shape = expr.value
+        if isinstance(shape, ast.Attribute) and shape.attr == "shape":
+            return dotted(shape.value)
+        if isinstance(shape, ast.Call) and facts.qualname(shape.func) == "tensorflow.shape" and len(shape.args) == 1:
+            return dotted(shape.args[0])
+    return None
+
+
+def covers_axis(facts: ModuleFacts, it: Iteration, tensor: str, at: ast.stmt) -> bool:
+    """True when the loop provably visits every item of ``tensor``'s leading axis, in order."""
+    if not it.over_index:
+        return it.tensor == tensor
+    if it.measured == tensor:
+        return True
+    literal = int_constant(it.bound)
+    if literal is None:
+        return False
+    info = tensor_info(facts, tensor, at, strict=True)
+    return info is not None and info.shape is not None and len(info.shape) > 0 and info.shape[0] == literal
+
+
+def loop_is_plain(loop: ast.AST) -> bool:
+    return isinstance(loop, ast.For) and not loop.orelse
+
+
+# --------------------------------------------------------------------------- what a name holds
+@dataclass
+class TensorInfo:
+    shape: tuple[int, ...] | None
+    dtype: str | None
+
+
+def tensor_info(facts: ModuleFacts, name: str, at: ast.stmt, strict: bool = False) -> TensorInfo | None:
+    """Shape and dtype of ``name`` from the constructor that last assigned it before ``at``.
+
+    ``strict`` (when a rewrite relies on the answer): only trust an assignment made directly in
+    the scope's body (not in an ``if``), with ``at`` in no loop (a later iteration could see a
+    value assigned further down).
+    """
+    if "." in name or (strict and facts.enclosing_loops(at)):
+        return None
+    scope = facts.scope_of(at)
+    if scope is None:
+        assignments = facts.module_assignments.get(name, [])
+    elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        assignments = facts.assignments_in(scope).get(name, [])
+        if any(a.arg == name for a in ast.walk(scope.args) if isinstance(a, ast.arg)) and not assignments:
+            return None
+    else:
+        return None
+    # comprehension targets (no lineno) are local to the comprehension: not this name's binding
+    before = [a for a in assignments if getattr(a, "lineno", None) is not None and a.lineno < at.lineno]
+    if not before:
+        return None
+    last = max(before, key=lambda a: (a.lineno, a.col_offset))
+    if not isinstance(last, ast.Assign) or len(last.targets) != 1 or not isinstance(last.targets[0], ast.Name):
+        return None
+    if strict and facts.parent(last) is not (scope or facts.tree):
+        return None
+    return _constructed(facts, last.value, depth=0)
+
+
+def _constructed(facts: ModuleFacts, value: ast.AST, depth: int) -> TensorInfo | None:
+    if not isinstance(value, ast.Call) or depth > 2:
+        return None
+    qualname = facts.qualname(value.func) or ""
+    if qualname == "tensorflow.cast" and len(value.args) == 2:
+        inner = _constructed(facts, value.args[0], depth + 1)
+        return TensorInfo(inner.shape if inner else None, dtype_name(facts, value.args[1]))
+    if qualname not in _SHAPED_CONSTRUCTORS:
+        return None
+    shape_expr = value.args[0] if value.args else keyword_value(value, "shape") or keyword_value(value, "size")
+    shape = None
+    if isinstance(shape_expr, (ast.List, ast.Tuple)):
+        dims = [int_constant(e) for e in shape_expr.elts]
+        shape = tuple(dims) if all(d is not None for d in dims) else None
+    dtype_expr = keyword_value(value, "dtype")
+    dtype = dtype_name(facts, dtype_expr) if dtype_expr is not None else _SHAPED_CONSTRUCTORS[qualname]
+    return TensorInfo(shape, dtype)
+
+
+def dtype_name(facts: ModuleFacts, expr: ast.AST | None) -> str | None:
+    if isinstance(expr, ast.Constant) and expr.value in _DTYPE_NAMES:
+        return expr.value
+    qualname = facts.qualname(expr) if expr is not None else None
+    if qualname:
+        tail = qualname.rsplit(".", 1)[-1]
+        if tail in _DTYPE_NAMES and qualname.split(".")[0] in ("tensorflow", "numpy"):
+            return tail
+    return None
+
+
+# --------------------------------------------------------------------------- statements
+def siblings(facts: ModuleFacts, stmt: ast.stmt) -> tuple[list[ast.stmt], int] | None:
+    """The statement list holding ``stmt`` and its index there."""
+    parent = facts.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list):
+            for index, item in enumerate(block):
+                if item is stmt:
+                    return block, index
+    return None
+
+
+def neighbour(facts: ModuleFacts, stmt: ast.stmt, offset: int) -> ast.stmt | None:
+    found = siblings(facts, stmt)
+    if found is None:
+        return None
+    block, index = found
+    index += offset
+    return block[index] if 0 <= index < len(block) else None
+
+
+def names_read_after(facts: ModuleFacts, source: SourceText, region: list[ast.stmt], names: set[str]) -> set[str]:
+    """Which of ``names`` may be read once the statements ``region`` (consecutive, to be
+    replaced) have run, in their scope; conservative.
+
+    A plain ``name = ...`` statement at the same level ends the search for that name. Inside a
+    loop, the whole loop body (but the region) counts as "after": the next iteration runs it.
+    """
+    last = region[-1]
+    # A quick text search first: most names never appear again (this runs on candidates only).
+    start = source.offset(source.span(last).end)
+    loop_text = _loop_text(facts, last, source)
+    names = {
+        name for name in names
+        if _mentioned(source.text, name, start) or name in loop_text
+    }
+    if not names:
+        return set()
+    found: set[str] = set()
+    live = set(names)
+    node: ast.AST = last
+    while live:
+        place = siblings(facts, node)
+        if place is not None:
+            block, index = place
+            for stmt in block[index + 1:]:
+                for name in list(live):
+                    if _reads(stmt, name):
+                        found.add(name)
+                        live.discard(name)
+                    elif _rebinds(stmt, name):
+                        live.discard(name)
+        parent = facts.parent(node)
+        if parent is None or isinstance(parent, (ast.Module, *ScopeNode)):
+            break
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            for name in list(live):
+                if _reads(parent, name, skip=region):
+                    found.add(name)
+                    live.discard(name)
+        node = parent
+    return found
+
+
+def _mentioned(text: str, name: str, start: int) -> bool:
+    """``name`` as a whole word in ``text`` after ``start`` (a literal-prefix regex is fast)."""
+    for match in re.compile(re.escape(name) + r"\b").finditer(text, start):
+        before = text[match.start() - 1] if match.start() else " "
+        if not (before.isalnum() or before == "_"):
+            return True
+    return False
+
+
+def _loop_text(facts: ModuleFacts, last: ast.stmt, source: SourceText) -> str:
+    loops = facts.enclosing_loops(last)
+    return source.segment(loops[-1]) if loops else ""
+
+
+def _reads(node: ast.AST, name: str, skip: list[ast.AST] = ()) -> bool:
+    """``name`` loaded (or declared global) anywhere in ``node``, nested scopes included,
+    except inside the ``skip`` subtrees."""
+    stack = [node]
+    while stack:
+        child = stack.pop()
+        if any(child is s for s in skip):
+            continue
+        if isinstance(child, ast.Name) and child.id == name and not isinstance(child.ctx, ast.Store):
+            return True
+        if isinstance(child, (ast.Global, ast.Nonlocal)) and name in child.names:
+            return True
+        stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+def _rebinds(stmt: ast.stmt, name: str) -> bool:
+    return (
+        isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+        and not _reads(stmt.value, name)
+    )
+
+
+def reads_name(node: ast.AST, name: str) -> bool:
+    return _reads(node, name)
+
+
+def fresh_name(facts: ModuleFacts, base: str) -> str:
+    name, n = base, 2
+    while name in facts.names:
+        name, n = f"{base}{n}", n + 1
+    return name
+
+
+# --------------------------------------------------------------------------- edits
+def statements_alone(source: SourceText, first: ast.stmt, last: ast.stmt, prev: ast.stmt | None, nxt: ast.stmt | None) -> bool:
+    """``first``..``last`` occupy whole lines: no other statement shares their first/last line."""
+    if source.indent_of(first.lineno - 1) != source.line(first.lineno - 1)[: first.col_offset]:
+        return False
+    if prev is not None and prev.end_lineno >= first.lineno:
+        return False
+    return nxt is None or nxt.lineno > last.end_lineno
+
+
+def replace_statements(source: SourceText, first: ast.stmt, last: ast.stmt, new_code: str) -> Edit | None:
+    """Replace the lines of ``first``..``last`` by ``new_code``, keeping their comments above it.
+
+    LibCST parses just those lines (dedented) to find the comments, whatever their position.
+    """
+    start, end = first.lineno - 1, last.end_lineno - 1
+    indent = source.indent_of(start)
+    lines = source.lines[start : end + 1]
+    if any(line.strip() and not line.startswith(indent) for line in lines):
+        return None
+    text = "\n".join(line[len(indent):] for line in lines) + "\n"
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    comments: list[str] = []
+
+    class _Comments(cst.CSTVisitor):
+        def visit_Comment(self, node: cst.Comment) -> None:
+            comments.append(node.value)
+
+    module.visit(_Comments())
+    new_lines = [indent + c for c in comments] + [indent + line for line in new_code.split("\n")]
+    return Edit(whole_lines(source, start, end), "\n".join(new_lines))

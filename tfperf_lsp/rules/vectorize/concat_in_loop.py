@@ -1,0 +1,222 @@
+"""TFP404: a tensor grown with tf.concat on every loop iteration (quadratic copying)."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Edit, Fix, Pos, Span, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.vectorize import _loops as L
+
+_CONCAT = {"tensorflow.concat"}
+_EXITS = (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await)
+
+
+class ConcatInLoop(Rule):
+    code = "TFP404"
+    name = "concat-in-loop"
+    category = "vectorize"
+    severity = Severity.WARNING
+    summary = "acc = tf.concat([acc, t]) in a loop: quadratic copying; collect a list, concat once"
+    doc_url = "https://www.tensorflow.org/api_docs/python/tf/TensorArray"
+    docs = """
+    ## What it does
+    Finds `acc = tf.concat([acc, t], axis)` (or `[t, acc]`) inside a loop: a tensor that grows by
+    one piece per iteration.
+
+    ## Why is this slow
+    Every concat copies everything gathered so far: n pieces cost O(n²) copying and n ops.
+    Measured on this project's 2-core CPU (eager, 500 pieces of 16x64 float32, median of 15):
+    37 ms for the loop vs 0.31 ms for a list and one `tf.concat`, with identical results. In a `tf.function` loop over a tensor, the loop variable changes
+    shape, which `tf.while_loop` rejects unless given `shape_invariants`.
+
+    ## When it stays silent
+    When the loop reads `acc` anywhere else (its shape in a `while` condition, an `if`), or the
+    concat is not `acc = tf.concat([acc, t], ...)` exactly.
+
+    ## Fix
+    Outside a tf.function: a list started with the initial `acc`, `append(t)` in the loop, and one
+    `acc = tf.concat(parts, axis)` after it: the same pieces in the same order, so the result is
+    exactly equal (empty loop: `tf.concat([acc])` returns `acc`'s values). Offered only when the
+    concat statement sits directly in the loop body, `acc` is a plain name not read anywhere else
+    in the loop, the axis is a literal or a name not assigned in the loop, the loop has no `else`
+    and no `return`/`yield` (which would skip the final concat) and `acc` is not `global`.
+    `[t, acc]` (prepending) gets no fix. Inside a tf.function, no fix: use a `tf.TensorArray`
+    (`ta = ta.write(i, t)` then `ta.concat()`), which a graph loop can carry.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def collect(chunks, dim):
+                acc = tf.zeros([0, dim])
+                for chunk in chunks:
+                    # grow by one chunk
+                    acc = tf.concat([acc, chunk], axis=0)
+                return acc
+
+            out = collect([tf.random.normal([3, 4]) for _ in range(5)], 4)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def collect(chunks, dim):
+                acc = tf.zeros([0, dim])
+                acc_parts = [acc]
+                for chunk in chunks:
+                    # grow by one chunk
+                    acc_parts.append(chunk)
+                acc = tf.concat(acc_parts, axis=0)
+                return acc
+
+            out = collect([tf.random.normal([3, 4]) for _ in range(5)], 4)
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def running(x):
+                acc = x[:1]
+                for i in tf.range(1, tf.shape(x)[0]):
+                    acc = tf.concat([acc, x[i:i + 1] * 2.0], 0)
+                return acc
+            """,
+            expect_no_fix=True,
+            note="in a graph: TensorArray hint",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def grow_until(chunks, limit):
+                acc = chunks[0]
+                i = 1
+                while acc.shape[0] < limit:  # reads acc: each step depends on the size so far
+                    acc = tf.concat([acc, chunks[i]], axis=0)
+                    i += 1
+                return acc
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def collect(chunks):
+                parts = []
+                for chunk in chunks:
+                    parts.append(chunk)
+                return tf.concat(parts, axis=0)
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "concat" or isinstance(func, ast.Name) and func.id == "concat"):
+                continue
+            if facts.qualname(func) not in _CONCAT:
+                continue
+            stmt = facts.parent(call)
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            acc = stmt.targets[0].id
+            values = call.args[0] if call.args else L.keyword_value(call, "values")
+            if not (isinstance(values, ast.List) and len(values.elts) == 2):
+                continue
+            first, piece = values.elts
+            appended = isinstance(first, ast.Name) and first.id == acc
+            if not appended and not (isinstance(piece, ast.Name) and piece.id == acc):
+                continue
+            piece = piece if appended else first
+            loops = facts.enclosing_loops(stmt)
+            loop = loops[0] if loops else None
+            if not isinstance(loop, (ast.For, ast.While)) or L.reads_name(piece, acc):
+                continue
+            if _reads_elsewhere(loop, stmt, acc):
+                continue  # the loop needs the grown tensor itself
+            axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
+            graph = facts.in_tf_function(loop) is not None
+            problems = []
+            if graph:
+                problems.append("in a tf.function: use a tf.TensorArray")
+            elif not appended:
+                problems.append("it prepends")
+            elif stmt not in loop.body or loop.orelse or len(call.args) + len(call.keywords) != 2:
+                problems.append("the loop's shape is not simple enough")
+            elif not (L.int_constant(axis) is not None or _negative(axis) or isinstance(axis, ast.Name) and not _assigned_in(loop, axis.id)):
+                problems.append("the axis changes in the loop")
+            elif any(isinstance(n, _EXITS) for n in ast.walk(loop)) or _declared_global(facts, loop, acc):
+                problems.append("the loop can exit past the final concat")
+            elif not L.statements_alone(ctx.source, loop, loop, L.neighbour(facts, loop, -1), L.neighbour(facts, loop, 1)) or \
+                    not L.statements_alone(ctx.source, stmt, stmt, L.neighbour(facts, stmt, -1), L.neighbour(facts, stmt, 1)):
+                problems.append("the statements share lines with others")
+            advice = "collect the pieces in a Python list and `tf.concat` once after the loop" if not graph else \
+                "use a `tf.TensorArray` (`ta.write(i, t)`, then `ta.concat()`)"
+            yield self.finding(
+                ctx, loop,
+                f"`{acc}` is grown with `tf.concat` on every iteration, copying everything gathered so far "
+                f"(quadratic): {advice}",
+                label="quadratic concat",
+                head_only=True,
+                fix_title=None if problems else f"Collect the pieces of {acc} in a list, concat once",
+                at=(stmt.lineno, stmt.col_offset),
+            )
+
+    def fix(self, ctx, finding):
+        facts, source = ctx.facts, ctx.source
+        stmt = next((s for s in (facts.parent(c) for c in facts.calls) if isinstance(s, ast.Assign)
+                     and (s.lineno, s.col_offset) == tuple(finding.data["at"])), None)
+        if stmt is None:
+            return None
+        loop = facts.enclosing_loops(stmt)[0]
+        call = stmt.value
+        acc = stmt.targets[0].id
+        piece = call.args[0].elts[1] if call.args else L.keyword_value(call, "values").elts[1]
+        axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
+        parts = L.fresh_name(facts, f"{acc}_parts")
+        indent = source.indent_of(loop.lineno - 1)
+        top = loop.lineno - 1
+        while top > 0 and source.line(top - 1).strip().startswith("#") and source.indent_of(top - 1) == indent:
+            top -= 1  # above the comments that introduce the loop
+        axis_text = source.segment(axis)
+        axis_arg = f"axis={axis_text}" if any(kw.arg == "axis" for kw in call.keywords) else axis_text
+        before = Edit(Span(Pos(top, 0), Pos(top, 0)), f"{indent}{parts} = [{acc}]\n")
+        inside = Edit(source.span(stmt), f"{parts}.append({source.segment(piece)})")
+        end = loop.end_lineno - 1
+        after = Edit(Span(Pos(end, len(source.line(end))), Pos(end, len(source.line(end)))),
+                     f"\n{indent}{acc} = {source.segment(call.func)}({parts}, {axis_arg})")
+        return Fix(finding.fix_title, (before, inside, after))
+
+
+def _reads_elsewhere(loop, stmt, acc: str) -> bool:
+    """Whether ``acc`` appears in the loop outside the concat statement."""
+    stack = [loop]
+    while stack:
+        node = stack.pop()
+        if node is stmt:
+            continue
+        if isinstance(node, ast.Name) and node.id == acc:
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _assigned_in(loop, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(loop))
+
+
+def _negative(axis) -> bool:
+    return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and L.int_constant(axis.operand) is not None
+
+
+def _declared_global(facts, loop, acc: str) -> bool:
+    scope = facts.scope_of(loop)
+    if scope is None:
+        return False
+    return any(isinstance(n, (ast.Global, ast.Nonlocal)) and acc in n.names for n in ast.walk(scope))

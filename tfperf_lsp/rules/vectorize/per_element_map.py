@@ -1,0 +1,264 @@
+"""TFP403: a function applied item by item (tf.stack of a comprehension, tf.map_fn)."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.vectorize import _elementwise as E
+from tfperf_lsp.rules.vectorize import _loops as L
+
+_MATMUL = {"tensorflow.matmul", "tensorflow.linalg.matmul"}  # TFP401's
+_MAP_FN_OPTIONS = {"fn", "elems", "dtype", "fn_output_signature", "parallel_iterations", "back_prop",
+                   "swap_memory", "infer_shape", "name"}
+_BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "pow", "cast", "clip_by_value", "truediv"}
+
+
+class PerElementMap(Rule):
+    code = "TFP403"
+    name = "per-element-map"
+    category = "vectorize"
+    severity = Severity.WARNING
+    summary = "a function applied item by item (tf.stack of a comprehension, tf.map_fn)"
+    doc_url = "https://www.tensorflow.org/api_docs/python/tf/vectorized_map"
+    docs = """
+    ## What it does
+    Finds `tf.stack([f(x[i]) for i in range(len(x))])`, `tf.stack([f(row) for row in x])` and
+    `tf.map_fn(f, x)`, where `f` is a lambda or a local function built from TensorFlow ops.
+
+    ## Why is this slow
+    The comprehension runs `f`'s ops once per item from Python; `tf.map_fn` runs them in a
+    sequential `tf.while_loop`. If `f` is elementwise, `f(x)` computes the same in one op per
+    op of `f`; otherwise `tf.vectorized_map` (pfor) rewrites `f` into batched ops, which
+    "often yields speedup of one to two orders of magnitude" (TensorFlow's own docs).
+
+    ## When it stays silent
+    When `f` is unknown (a Keras layer, a method, a function from another module), calls
+    something that is not TensorFlow, has Python control flow, or uses ops that pfor cannot
+    vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
+    `tf.boolean_mask`, one-argument `tf.where`), random ops, `tf.print`, `py_function`,
+    variables. Matmuls are TFP401's.
+
+    ## Fix
+    Only for a provably elementwise `f`: a lambda or one-line `def` (or a TensorFlow op) that
+    combines the item only with elementwise ops (`tf.exp`, `tf.nn.relu`, `+`, `*`, `tf.cast`,
+    `tf.maximum`, ...) and number literals. Then `f(x)` replaces the stack or the map (an
+    invariant tensor operand could broadcast differently against the whole batch, so it blocks
+    the fix). The comprehension must cover every item in order and the stack be on axis 0;
+    `tf.map_fn` may only have options that do not change results. Marked unsafe: a kernel over
+    the whole tensor may round in the last bit differently (checked with rtol=1e-5).
+    For other functions the hint is `tf.vectorized_map(f, x)` without a fix: check it with
+    `fallback_to_while_loop=False`, because a silent fallback to a while loop can be as slow as
+    `tf.map_fn`.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def scaled_relu(x):
+                return tf.stack([tf.nn.relu(x[i]) * 2.0 for i in range(x.shape[0])])
+
+            y = scaled_relu(tf.random.normal([6, 5]))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def scaled_relu(x):
+                return tf.nn.relu(x) * 2.0
+
+            y = scaled_relu(tf.random.normal([6, 5]))
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            x = tf.random.normal([8, 3])
+            y = tf.map_fn(lambda row: tf.exp(-row) + 1.0, x, parallel_iterations=4)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            x = tf.random.normal([8, 3])
+            y = tf.exp(-x) + 1.0
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def normalize_row(row):
+                return (row - tf.reduce_mean(row)) / (tf.math.reduce_std(row) + 1e-6)
+
+            def normalize(x):
+                return tf.map_fn(normalize_row, x)
+            """,
+            expect_no_fix=True,
+            note="not elementwise: a tf.vectorized_map hint",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def count_unique(row):
+                return tf.size(tf.unique(row).y)
+
+            def unique_counts(tokens):
+                return tf.map_fn(count_unique, tokens, fn_output_signature=tf.int32)
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def embed(layer, x):
+                return tf.stack([layer(x[i]) for i in range(x.shape[0])])  # unknown f
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            func = call.func
+            attr = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if attr not in ("stack", "map_fn"):
+                continue
+            qualname = facts.qualname(func)
+            if qualname == "tensorflow.stack":
+                found = self._stack(ctx, call)
+            elif qualname == "tensorflow.map_fn":
+                found = self._map_fn(ctx, call)
+            else:
+                continue
+            if found:
+                yield found
+
+    def _stack(self, ctx, call):
+        facts = ctx.facts
+        values = call.args[0] if call.args else L.keyword_value(call, "values")
+        if not isinstance(values, ast.ListComp) or len(values.generators) != 1:
+            return None
+        gen = values.generators[0]
+        it = L.iteration(facts, gen.target, gen.iter) if not (gen.ifs or gen.is_async) else None
+        elt = values.elt
+        if it is None or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL):
+            return None
+        items = _item_nodes(elt, it)
+        if not items:
+            return None
+        x = it.tensor if not it.over_index else L.dotted(items[0].value)
+        problems = []
+        if not L.covers_axis(facts, it, x, facts.statement_of(call)):
+            problems.append(f"the comprehension may not cover every item of `{x}`")
+        axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
+        if (axis is not None and L.int_constant(axis) != 0) or len(call.args) > 2 or any(kw.arg not in ("values", "axis") for kw in call.keywords):
+            problems.append("the stack has other arguments")
+        is_item = lambda n: any(n is item for item in items)  # noqa: E731
+        if E.is_elementwise(facts, elt, is_item):
+            text = _substituted(ctx.source, elt, items, x)
+            return self._elementwise(ctx, call, f"This comprehension computes `{ctx.source.segment(elt)}`", x, text, problems)
+        single = isinstance(elt, ast.Call) and len(elt.args) == 1 and not elt.keywords and is_item(elt.args[0])
+        fn = elt.func if single else None
+        if fn is not None and E.elementwise_function(facts, fn, call):
+            text = f"{ctx.source.segment(fn)}({x})"
+            return self._elementwise(ctx, call, f"This comprehension applies `{ctx.source.segment(fn)}`", x, text, problems)
+        if fn is not None and E.vectorizable(facts, fn, call):
+            return self._vectorized_map_hint(ctx, call, "This comprehension runs", f"`{ctx.source.segment(fn)}`", x,
+                                             ctx.source.segment(fn))
+        return None
+
+    def _map_fn(self, ctx, call):
+        facts = ctx.facts
+        if any(kw.arg not in _MAP_FN_OPTIONS for kw in call.keywords) or len(call.args) > 2:
+            return None
+        fn = call.args[0] if call.args else L.keyword_value(call, "fn")
+        elems = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "elems")
+        x = L.dotted(elems)
+        if fn is None or x is None:
+            return None
+        fn_text = ctx.source.segment(fn)
+        shown = fn_text if not isinstance(fn, ast.Lambda) else "the lambda"
+        qualname = facts.qualname(fn) or ""
+        if qualname in E.ELEMENTWISE and qualname.rsplit(".", 1)[-1] not in _BINARY:
+            return self._elementwise(ctx, call, f"`tf.map_fn` applies `{shown}`", x, f"{ctx.source.segment(fn)}({x})", [])
+        found = E.elementwise_function(facts, fn, call)
+        if found:
+            param, body = found
+            if isinstance(fn, ast.Lambda):
+                names = [n for n in ast.walk(body) if isinstance(n, ast.Name) and n.id == param]
+                text = _substituted(ctx.source, body, names, x)
+            else:
+                text = f"{ctx.source.segment(fn)}({x})"
+            return self._elementwise(ctx, call, f"`tf.map_fn` applies {shown if shown == 'the lambda' else f'`{shown}`'}", x, text, [])
+        if E.vectorizable(facts, fn, call):
+            return self._vectorized_map_hint(ctx, call, "`tf.map_fn` runs", shown if isinstance(fn, ast.Lambda) else f"`{shown}`", x,
+                                             fn_text if "\n" not in fn_text and len(fn_text) <= 40 else "fn")
+        return None
+
+    def _elementwise(self, ctx, call, who, x, text, problems):
+        parent = ctx.facts.parent(call)
+        wrapped = text if isinstance(parent, ast.stmt) or _atomic(text) else f"({text})"
+        message = f"{who} item by item over `{x}`, but it is elementwise: `{text}` does the same at once"
+        return self.finding(
+            ctx, call, message + (f" ({problems[0]})" if problems else ""),
+            label="elementwise: apply to all",
+            fix_title=None if problems else f"Replace with {text}",
+            fix_applicability="unsafe",
+            text=wrapped,
+        )
+
+    def _vectorized_map_hint(self, ctx, call, who, shown, x, fn_text):
+        alias = ctx.facts.imports.alias_for("tensorflow") or "tf"
+        return self.finding(
+            ctx, call,
+            f"{who} {shown} once per item of `{x}`: `{alias}.vectorized_map({fn_text}, {x})` "
+            f"can batch it (check with `fallback_to_while_loop=False`)",
+            label="per-item map",
+            severity=Severity.INFORMATION,
+        )
+
+    def fix(self, ctx, finding):
+        return Fix(finding.fix_title, (Edit(finding.span, finding.data["text"]),))
+
+
+def _item_nodes(elt: ast.AST, it: L.Iteration) -> list[ast.AST]:
+    """Where ``elt`` uses the item: ``x[i]`` nodes (all on the same ``x``) or the element name.
+
+    Empty when the loop variable is used any other way.
+    """
+    items, bases, uses = [], set(), 0
+    for node in ast.walk(elt):
+        if isinstance(node, ast.Name) and node.id == it.var:
+            uses += 1
+        if it.over_index:
+            base = L.indexed(node, it.var)
+            if base is not None:
+                items.append(node)
+                bases.add(base)
+        elif isinstance(node, ast.Name) and node.id == it.var:
+            items.append(node)
+    if len(bases) > 1 or uses != len(items):
+        return []
+    return items
+
+
+def _substituted(source, expr: ast.AST, nodes: list[ast.AST], x: str) -> str:
+    """``expr``'s source with each of ``nodes`` replaced by ``x``."""
+    start = source.offset(source.span(expr).start)
+    text = source.text[start:source.offset(source.span(expr).end)]
+    spans = sorted(((source.offset(source.span(n).start) - start, source.offset(source.span(n).end) - start) for n in nodes), reverse=True)
+    for begin, end in spans:
+        text = text[:begin] + x + text[end:]
+    return text
+
+
+def _atomic(text: str) -> bool:
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
