@@ -1,11 +1,12 @@
 """initialize / initialized / configuration changes / shutdown."""
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
+
+from tfperf_lsp.analysis.environment import TENSORFLOW_DISTRIBUTIONS, installed_version
 
 log = logging.getLogger("tfperf_lsp")
 SECTION = "tfperf"
@@ -31,7 +32,7 @@ def register(server) -> None:
         ls.protocol.notify("tfperf/status", {
             "state": "ready",
             "device": state.device_label(),
-            "tensorflow": _installed_version("tensorflow", "tensorflow-cpu", "tensorflow-macos"),
+            "tensorflow": installed_version(*TENSORFLOW_DISTRIBUTIONS),
             "message": None,
         })
 
@@ -62,12 +63,3 @@ async def pull_configuration(ls) -> None:
         ls.state.update_options(answer[0])
         for problem in ls.state.settings("file:///").problems:
             log.warning("settings: %s", problem)
-
-
-def _installed_version(*distributions: str) -> str | None:
-    for name in distributions:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
