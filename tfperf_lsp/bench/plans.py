@@ -26,6 +26,7 @@ from tfperf_lsp.bench.protocol import Job, Variant
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
 from tfperf_lsp.rewrite.edits import apply_edits
+from tfperf_lsp.rules import rule_by_code
 
 # Graph/XLA opportunities: the variants are "as written", tf.function, and XLA.
 CALL_PLANS = {"TFP301": "graph", "TFP302": "graph", "TFP303": "graph", "TFP501": "xla"}
@@ -45,6 +46,9 @@ class Plan:
 
 def benchmark_title(finding: Finding) -> str | None:
     """The code action's title, or None when the finding has nothing to measure (cheap)."""
+    rule = rule_by_code(finding.code)
+    if rule is None or not rule.measurable or finding.category == "correctness":
+        return None
     kind = CALL_PLANS.get(finding.code)
     if kind == "graph":
         return "Benchmark eager vs tf.function vs XLA"

@@ -60,6 +60,9 @@ class Rule:
     docs: ClassVar[str]  # markdown: what it does, why it is slow, when it is silent, the fix
     invalid: ClassVar[tuple[Example, ...]] = ()
     valid: ClassVar[tuple[Example, ...]] = ()
+    # Whether timing the fix (or the opportunity) tells the user something: not for renames of
+    # deprecated arguments, imports, or correctness fixes that change behaviour on purpose.
+    measurable: ClassVar[bool] = True
 
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
         raise NotImplementedError
