@@ -41,7 +41,7 @@ def register(server) -> None:
                 continue
             seen_lines.add(line)
             measured = result.measured.get(finding.id)
-            label = f"⏱ {short_verdict(measured[1])} · run again" if measured else f"⏱ {title}"
+            label = f"{short_verdict(measured[1])} · benchmark again" if measured else title
             lenses.append(
                 types.CodeLens(
                     range=to_range(codec(ls, uri), result.analysis.source, finding.span),
