@@ -1,0 +1,101 @@
+"""What the precision rules claim, checked under TensorFlow 2.21 / Keras 3 on CPU."""
+import textwrap
+
+import numpy as np
+import pytest
+
+from tests.rules.precision.test_precision_rules import SEED002
+from tests.rules.xla._helpers import GPU, fixed, run, tensors
+from tfperf_lsp.rules import rule_by_code
+
+pytestmark = pytest.mark.tf
+
+# float16 keeps ~3 significant digits: the mixed-precision rewrites agree with the float32 /
+# float16 originals to this tolerance, not to the harness's 1e-5.
+RTOL_FP16, ATOL_FP16 = 1e-2, 1e-3
+
+
+def test_removed_api_originals_really_fail_on_tf_2_21():
+    import_form, attribute_form, _ = rule_by_code("TFP606").invalid
+    with pytest.raises(ImportError, match="cannot import name 'experimental'"):
+        run(import_form.source)
+    with pytest.raises(AttributeError, match="has no attribute 'experimental'"):
+        run(attribute_form.source)
+
+
+def test_removed_api_seed002_fix_sets_the_policy_inside_the_try_block():
+    import keras
+
+    source = "import keras\n" + fixed("TFP606", SEED002) + "active = keras.mixed_precision.global_policy().name\n"
+    assert run(source)["active"] == "mixed_float16"
+    assert keras.mixed_precision.global_policy().name == "float32"  # run() resets it
+
+
+def test_softmax_output_split_returns_float32_and_the_same_probabilities():
+    for example in rule_by_code("TFP602").invalid[:2]:
+        original, rewritten = run(example.source), run(example.fixed_source)
+        assert original["probs"].dtype == "float16" and rewritten["probs"].dtype == "float32"
+        np.testing.assert_allclose(
+            np.asarray(rewritten["probs"]), np.asarray(original["probs"]).astype("float32"), rtol=RTOL_FP16, atol=ATOL_FP16
+        )
+        np.testing.assert_allclose(np.asarray(rewritten["probs"]).sum(axis=-1), 1.0, rtol=1e-6)
+
+
+def test_mixed_policy_fix_trains_in_float16_and_predicts_close_to_float32():
+    example = rule_by_code("TFP601").invalid[0]
+    original = run(example.source)
+    rewritten = run(example.fixed_source)
+    assert original["model"].layers[0].compute_dtype == "float32"
+    assert rewritten["model"].layers[0].compute_dtype == "float16"
+    for name, value in tensors(original).items():
+        np.testing.assert_allclose(np.asarray(rewritten[name], dtype="float32"), value, rtol=RTOL_FP16, atol=1e-2, err_msg=name)
+
+
+def test_mixed_policy_fix_on_a_file_without_device_comment():
+    source = textwrap.dedent("""
+    import numpy as np
+    import tensorflow as tf
+
+    net = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])
+    net.compile(optimizer="sgd", loss="mse")
+    net.fit(np.ones((16, 4), "float32"), np.ones((16, 1), "float32"), verbose=0)
+    dtype_in_use = net.layers[0].compute_dtype
+    """)
+    assert run(fixed("TFP601", source, GPU))["dtype_in_use"] == "float16"
+
+
+def test_loss_scaling_is_needed_for_small_float16_gradients():
+    source = rule_by_code("TFP603").invalid[0].source + textwrap.dedent("""
+    x = tf.random.uniform([64, 4], 0, 1e-2, seed=1)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x)) * 1e-5
+    plain = tape.gradient(loss, model.trainable_variables)[0]
+    scaler = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD())
+    scaler.build(model.trainable_variables)
+    with tf.GradientTape() as tape:
+        scaled_loss = scaler.scale_loss(tf.reduce_mean(model(x)) * 1e-5)
+    scaled = tape.gradient(scaled_loss, model.trainable_variables)[0]
+    """)
+    namespace = run(source)
+    assert not np.any(np.asarray(namespace["plain"], dtype="float32"))  # every kernel gradient underflowed
+    assert np.all(np.asarray(namespace["scaled"], dtype="float32") != 0)
+
+
+def test_channels_first_float16_convolution_cannot_train_on_cpu():
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        pytest.skip("a CPU-only claim")
+    source = """
+    import numpy as np
+    from tensorflow import keras
+
+    keras.mixed_precision.set_global_policy("{policy}")
+    model = keras.Sequential([keras.Input(shape=(3, 8, 8)), keras.layers.Conv2D(8, 3, data_format="channels_first"),
+                              keras.layers.GlobalAveragePooling2D(data_format="channels_first")])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.ones((4, 3, 8, 8), "float32"), np.ones((4, 8), "float32"), verbose=0)
+    """
+    run(source.format(policy="float32"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only supports NHWC"):
+        run(source.format(policy="mixed_float16"))

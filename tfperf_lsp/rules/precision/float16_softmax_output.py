@@ -1,0 +1,243 @@
+"""TFP602: a softmax output layer computed in float16/bfloat16 under a mixed policy."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rewrite.cst import StatementRewrite
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named
+from tfperf_lsp.rules.precision._policy import DENSE, MIXED, activation_name, keyword_value, policy_at, policy_events
+
+
+class Float16SoftmaxOutput(Rule):
+    code = "TFP602"
+    name = "float16-softmax-output"
+    category = "precision"
+    severity = Severity.WARNING
+    summary = "Softmax output layer computed in float16 under a mixed policy: use a float32 Activation"
+    doc_url = "https://www.tensorflow.org/guide/mixed_precision#building_the_model"
+    docs = """
+    ## What it does
+    Finds `Dense(..., activation="softmax")` built while a mixed policy (`mixed_float16` or
+    `mixed_bfloat16`) is the global Keras policy (set by `set_global_policy`, or the removed
+    `set_policy`, above the layer).
+
+    ## Why is this slow
+    It is a numerics problem that mixed precision brings: the layer computes and returns float16,
+    so the softmax and the loss that follows lose precision and can overflow. The mixed precision
+    guide: the model's outputs should be float32; splitting off the activation costs nothing
+    (catalog P2). Checked under TF: the model's output dtype goes from float16 to float32.
+
+    ## When it stays silent
+    Under the default float32 policy (or after `set_global_policy("float32")`), when the Dense
+    sets its own `dtype=`, and for other activations.
+
+    ## Fix
+    Splits the layer into `Dense(n)` and `Activation("softmax", dtype="float32")`: as two
+    elements of a `Sequential([...])` list, as `Activation(...)(Dense(n)(x))` in a functional
+    call, or as a second `model.add(...)`. Preconditions: the Dense has no `name=` (the output
+    layer's name would move), and `Activation` can be spelled the way `Dense` is (`layers.` or an
+    imported name). Marked unsafe because the output changes dtype (float16 -> float32) and
+    precision; the values agree with the original to the float16 resolution (tests: rtol 1e-2,
+    atol 1e-3).
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            model = keras.Sequential([
+                keras.Input(shape=(8,)),
+                keras.layers.Dense(16, activation="relu"),
+                keras.layers.Dense(4, activation="softmax"),  # class probabilities
+            ])
+            probs = model(np.linspace(-1.0, 1.0, 16, dtype="float32").reshape(2, 8))
+            keras.mixed_precision.set_global_policy("float32")
+            """,
+            fixed="""
+            import numpy as np
+            from tensorflow import keras
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            model = keras.Sequential([
+                keras.Input(shape=(8,)),
+                keras.layers.Dense(16, activation="relu"),
+                keras.layers.Dense(4), keras.layers.Activation("softmax", dtype="float32"),  # class probabilities
+            ])
+            probs = model(np.linspace(-1.0, 1.0, 16, dtype="float32").reshape(2, 8))
+            keras.mixed_precision.set_global_policy("float32")
+            """,
+            changes_outputs=True,  # float16 -> float32 output; tests/rules/precision compare at rtol 1e-2
+            verify="assert probs.dtype == 'float16', probs.dtype",
+            verify_fixed="assert probs.dtype == 'float32', probs.dtype",
+        ),
+        Example(
+            """
+            import numpy as np
+            from tensorflow.keras import Model, layers, mixed_precision
+
+            mixed_precision.set_global_policy("mixed_float16")
+            inputs = layers.Input(shape=(8,))
+            outputs = layers.Dense(3, activation='softmax')(layers.Dense(16)(inputs))
+            probs = Model(inputs, outputs)(np.ones((2, 8), dtype="float32"))
+            mixed_precision.set_global_policy("float32")
+            """,
+            fixed="""
+            import numpy as np
+            from tensorflow.keras import Model, layers, mixed_precision
+
+            mixed_precision.set_global_policy("mixed_float16")
+            inputs = layers.Input(shape=(8,))
+            outputs = layers.Activation('softmax', dtype='float32')(layers.Dense(3)(layers.Dense(16)(inputs)))
+            probs = Model(inputs, outputs)(np.ones((2, 8), dtype="float32"))
+            mixed_precision.set_global_policy("float32")
+            """,
+            changes_outputs=True,
+            verify_fixed="assert probs.dtype == 'float32', probs.dtype",
+        ),
+        Example(
+            """
+            from tensorflow import keras
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            model = keras.Sequential([keras.Input(shape=(8,))])
+            model.add(keras.layers.Dense(4, activation="softmax", name="probs"))
+            keras.mixed_precision.set_global_policy("float32")
+            """,
+            expect_no_fix=True,
+            note="name= would move from the output layer to the Dense",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            from tensorflow import keras
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            model = keras.Sequential([
+                keras.Input(shape=(8,)),
+                keras.layers.Dense(4),
+                keras.layers.Activation("softmax", dtype="float32"),
+            ])
+            keras.mixed_precision.set_global_policy("float32")
+            head = keras.layers.Dense(4, activation="softmax")  # float32 policy again
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        if not policy_events(ctx):
+            return
+        facts = ctx.facts
+        for call in calls_named(ctx, DENSE):
+            if activation_name(facts, call) != "softmax":
+                continue
+            policy = policy_at(ctx, call.lineno)
+            if policy not in MIXED or keyword_value(call, "dtype") is not None:
+                continue
+            shape = _fix_shape(ctx, call)
+            yield self.finding(
+                ctx,
+                call,
+                f"`{_label(ctx, call)}` computes and returns {policy.split('_')[1]} under the "
+                f"`{policy}` policy: split it into `Dense` + `Activation('softmax', dtype='float32')`",
+                label=f"{policy.split('_')[1]} output",
+                fix_title="Split off a float32 softmax Activation" if shape else None,
+                fix_applicability="unsafe",
+                head_only=True,
+                **call_key(call),
+                shape=shape,
+            )
+
+    def fix(self, ctx, finding):
+        facts = ctx.facts
+        call = call_at(ctx.facts, finding.data)
+        if call is None:
+            return None
+        stmt = facts.statement_of(call)
+        try:
+            rewrite = StatementRewrite(ctx.source, stmt)
+        except (ValueError, cst.ParserSyntaxError):
+            return None
+        dense = rewrite.node_at(call, cst.Call)
+        if dense is None:
+            return None
+        activation = _activation_factory(ctx, call)
+        value = ctx.source.segment(keyword_value(call, "activation"))
+        quote = value[0] if value[:1] in "'\"" else '"'
+        act = cst.parse_expression(f"{activation}({value}, dtype={quote}float32{quote})")
+        plain = _without_keyword(dense, "activation")
+        shape = finding.data["shape"]
+        if shape == "functional":
+            outer = rewrite.node_at(facts.parent(call), cst.Call)
+            new = cst.Call(func=act, args=[cst.Arg(outer.with_changes(func=plain))])
+            module = rewrite.module.deep_replace(outer, new)
+        elif shape == "list":
+            element = next(e for e in _elements(rewrite.module) if e.value is dense)
+            pair = element.with_changes(value=plain, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            module = rewrite.module.deep_replace(element, cst.FlattenSentinel([pair, element.with_changes(value=act)]))
+        else:  # model.add(Dense(...)): a second model.add(...) statement after it
+            line = rewrite.module.body[0]
+            first = line.deep_replace(dense, plain)
+            second = line.deep_replace(dense, act).with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
+            module = rewrite.module.with_changes(body=[first, second])
+        edit = rewrite.edit(module)
+        return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+def _label(ctx, call: ast.Call) -> str:
+    text = " ".join(ctx.source.segment(call).split())
+    return text if len(text) <= 60 else "Dense(..., activation='softmax')"
+
+
+def _fix_shape(ctx, call: ast.Call) -> str | None:
+    """How the fix can split this layer here, or None when a precondition fails."""
+    facts = ctx.facts
+    if keyword_value(call, "name") is not None or _activation_factory(ctx, call) is None:
+        return None
+    parent = facts.parent(call)
+    if isinstance(parent, ast.Call) and parent.func is call and len(parent.args) == 1 and not parent.keywords:
+        return "functional"
+    if isinstance(parent, ast.List) and isinstance(facts.parent(parent), ast.Call):
+        return "list"
+    if (
+        isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "add"
+        and parent.args == [call] and isinstance(facts.parent(parent), ast.Expr)
+        and facts.parent(parent).lineno == facts.parent(parent).end_lineno
+    ):
+        return "add"
+    return None
+
+
+def _activation_factory(ctx, call: ast.Call) -> str | None:
+    """``keras.layers.Activation`` spelled like the Dense (``layers.Dense`` -> ``layers.Activation``)."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return f"{ctx.source.segment(func.value)}.Activation"
+    for local, qualname in ctx.facts.imports.bindings.items():
+        if qualname.endswith(".Activation") and ctx.facts.qualname(ast.Name(id=local)) == "keras.layers.Activation":
+            return local
+    return None
+
+
+def _without_keyword(call: cst.Call, name: str) -> cst.Call:
+    args = list(call.args)
+    index = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == name)
+    removed = args.pop(index)
+    if index == len(args) and args:  # it was the last argument: its comma style moves up
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return call.with_changes(args=args)
+
+
+def _elements(module: cst.Module):
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Element):
+            yield node
+        stack.extend(node.children)

@@ -1,0 +1,231 @@
+"""TFP606: the ``mixed_precision.experimental`` API (removed in TF 2.9) and its relatives."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.imports import canonical
+from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.xla._common import qualified_calls
+
+EXPERIMENTAL = "keras.mixed_precision.experimental"
+# Old name -> the name in tf.keras >= 2.4 and Keras 3 (same behaviour for these arguments).
+_RENAMED = {"set_policy": "set_global_policy", "Policy": "Policy", "global_policy": "global_policy"}
+_GRAPH_REWRITE = "tensorflow.train.experimental.enable_mixed_precision_graph_rewrite"
+
+
+class RemovedMixedPrecisionApi(Rule):
+    code = "TFP606"
+    name = "removed-mixed-precision-api"
+    category = "precision"
+    severity = Severity.ERROR
+    summary = "`mixed_precision.experimental` / `set_policy` were removed: use `set_global_policy`"
+    doc_url = "https://www.tensorflow.org/guide/mixed_precision#setting_the_dtype_policy"
+    docs = """
+    ## What it does
+    Finds the Keras mixed precision API of TF 2.1-2.3, deprecated in TF 2.4 and removed in TF 2.9
+    (and absent from Keras 3): `from tensorflow.keras.mixed_precision import experimental`,
+    `tf.keras.mixed_precision.experimental.*`, `mixed_precision.set_policy(...)`, the
+    experimental `LossScaleOptimizer(..., loss_scale=...)`, and
+    `tf.train.experimental.enable_mixed_precision_graph_rewrite`.
+
+    ## Why is this slow
+    It does not run at all, so the mixed precision it was meant to enable is not there. Measured
+    on TF 2.21: the import raises `ImportError: cannot import name 'experimental' from
+    'tensorflow.keras.mixed_precision'`; `tf.keras.mixed_precision.set_policy` and
+    `tf.train.experimental.enable_mixed_precision_graph_rewrite` raise `AttributeError`. Code
+    that guards the import (seed 002) silently trains in float32.
+
+    ## When it stays silent
+    On the current API: `keras.mixed_precision.set_global_policy`, `Policy`, `LossScaleOptimizer`
+    without `loss_scale=`. Calls made through a name imported from the experimental module
+    (`Policy(...)` after `from ...experimental import Policy`) are covered by the import's finding.
+
+    ## Fix
+    Safe renames, each valid on its own: the module import becomes
+    `from tensorflow.keras import mixed_precision` (keeping the local name), a names import keeps
+    its names (`set_global_policy as set_policy`), `.experimental.` is dropped from attribute
+    paths and `set_policy` becomes `set_global_policy`. No fix for the experimental
+    `LossScaleOptimizer(loss_scale=...)` (its arguments changed: `dynamic=`, `initial_scale=`),
+    the graph rewrite (replace it with a Keras policy by hand), a multi-line import or names the
+    new module lacks. The original code raises, so the fixed examples are checked to run and to
+    set the policy (tests/rules/precision), not compared with the original's outputs.
+    """
+    invalid = (
+        Example(
+            """
+            from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+            policy = mixed_precision.Policy('mixed_float16')
+            mixed_precision.set_policy(policy)
+            mixed_precision.set_policy('float32')
+            """,
+            count=3,
+            fixed="""
+            from tensorflow.keras import mixed_precision
+
+            policy = mixed_precision.Policy('mixed_float16')
+            mixed_precision.set_global_policy(policy)
+            mixed_precision.set_global_policy('float32')
+            """,
+            changes_outputs=True,  # the original raises ImportError; tests/rules/precision check it
+            verify_fixed="assert policy.name == 'mixed_float16'",
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            tf.keras.mixed_precision.experimental.set_policy("mixed_bfloat16")
+            tf.keras.mixed_precision.experimental.set_policy("float32")
+            """,
+            count=2,
+            fixed="""
+            import tensorflow as tf
+
+            tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+            tf.keras.mixed_precision.set_global_policy("float32")
+            """,
+            changes_outputs=True,  # the original raises AttributeError
+            verify_fixed="assert tf.keras.mixed_precision.global_policy().name == 'float32'",
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+                tf.keras.optimizers.SGD(), loss_scale="dynamic")
+            tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+            """,
+            count=2,
+            expect_no_fix=True,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import keras
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD())
+            keras.mixed_precision.set_global_policy("float32")
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        text = ctx.source.text
+        if "mixed_precision" not in text:
+            return
+        facts = ctx.facts
+        if "experimental" in text:
+            for stmt in _import_statements(facts.tree):
+                finding = self._import_finding(ctx, stmt)
+                if finding is not None:
+                    yield finding
+        for qualname, calls in qualified_calls(ctx).items():
+            if not qualname.startswith(("keras.mixed_precision.", "tensorflow.train.experimental.")):
+                continue
+            for call in calls:
+                yield from self._check_call(ctx, call, qualname)
+
+    def _check_call(self, ctx, call, qualname):
+        if qualname == _GRAPH_REWRITE:
+            yield self.finding(
+                ctx, call.func,
+                "`enable_mixed_precision_graph_rewrite` was removed from tf.train.experimental: "
+                "set a Keras policy (`keras.mixed_precision.set_global_policy`) instead",
+                label="removed API",
+            )
+        elif qualname == "keras.mixed_precision.set_policy" or (
+            qualname.startswith(EXPERIMENTAL + ".") and isinstance(call.func, ast.Attribute)
+        ):
+            finding = self._call_finding(ctx, call, qualname)
+            if finding is not None:
+                yield finding
+
+    def _import_finding(self, ctx, stmt):
+        replacement = _import_replacement(stmt)
+        if replacement is False:
+            return None  # not the experimental module
+        return self.finding(
+            ctx, stmt,
+            "`mixed_precision.experimental` was removed in TF 2.9 (ImportError on TF 2.21): import "
+            "`mixed_precision` from `tensorflow.keras` (or `keras`) instead",
+            label="removed API",
+            fix_title="Import the non-experimental mixed_precision" if replacement else None,
+            replacement=replacement,
+        )
+
+    def _call_finding(self, ctx, call, qualname):
+        func = call.func
+        old = qualname.rsplit(".", 1)[1]
+        through_experimental = isinstance(func.value, ast.Attribute) and func.value.attr == "experimental"
+        if not through_experimental and old != "set_policy":
+            if old == "LossScaleOptimizer" and any(k.arg == "loss_scale" for k in call.keywords):
+                return self.finding(
+                    ctx, func,
+                    "the experimental `LossScaleOptimizer(loss_scale=...)` was removed: use "
+                    "`LossScaleOptimizer(optimizer)` (dynamic scaling is the default)",
+                    label="removed API",
+                )
+            return None  # a name from the experimental import: the import's finding covers it
+        new = _RENAMED.get(old)
+        if old == "LossScaleOptimizer" and len(call.args) == 1 and not call.keywords:
+            new = old
+        base = func.value.value if through_experimental else func.value
+        replacement = f"{ctx.source.segment(base)}.{new}" if new else None
+        instead = f"`{replacement}`" if replacement else "the non-experimental `mixed_precision` API"
+        return self.finding(
+            ctx, func,
+            f"`{ctx.source.segment(func)}` was removed (AttributeError on TF 2.21): use {instead}",
+            label="removed API",
+            fix_title=f"Use {new}" if replacement else None,
+            replacement=replacement,
+        )
+
+    def fix(self, ctx, finding):
+        text = finding.data.get("replacement")
+        return Fix(finding.fix_title, (Edit(finding.span, text),)) if text else None
+
+
+def _import_statements(tree: ast.Module):
+    """Import statements anywhere, visiting statements only (no expressions): cheap."""
+    stack = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            yield stmt
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            children = getattr(stmt, field, None)
+            if isinstance(children, list):
+                stack.extend(reversed(children))
+
+
+def _import_replacement(stmt) -> str | None | bool:
+    """False: not the experimental API. None: it is, but no safe rewrite. Else the new import."""
+    if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        module = stmt.module
+        names = [(a.name, a.asname) for a in stmt.names]
+        if canonical(module) == "keras.mixed_precision" and any(n == "experimental" for n, _ in names):
+            if len(names) != 1 or stmt.lineno != stmt.end_lineno:
+                return None
+            local = names[0][1] or "experimental"
+            parent = module.rsplit(".", 1)[0]
+            return f"from {parent} import mixed_precision" + ("" if local == "mixed_precision" else f" as {local}")
+        if canonical(module) == EXPERIMENTAL:
+            if stmt.lineno != stmt.end_lineno or any(n not in _RENAMED for n, _ in names):
+                return None
+            parts = [
+                _RENAMED[n] + (f" as {a or n}" if _RENAMED[n] != (a or n) else "") for n, a in names
+            ]
+            return f"from {module.rsplit('.', 1)[0]} import {', '.join(parts)}"
+        return False
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if canonical(alias.name) == EXPERIMENTAL:
+                if len(stmt.names) != 1 or not alias.asname:
+                    return None
+                parent = alias.name.rsplit(".", 2)[0]  # tensorflow.keras
+                return f"from {parent} import mixed_precision as {alias.asname}"
+    return False

@@ -1,0 +1,268 @@
+"""Helpers the XLA rules share (and the precision rules borrow ``leading_imports_end``).
+
+Private to tfperf_lsp.rules.xla: everything here is derived from ``ModuleFacts`` without walking
+the whole tree, so the rules stay inside the analysis budget.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tfperf_lsp.analysis.dataflow import SHAPE_POSITIONS
+from tfperf_lsp.analysis.facts import TFFunction, target_names, walk_same_scope
+from tfperf_lsp.analysis.loopvalues import varying_scalar
+
+JIT_OPTIONS = ("jit_compile", "experimental_compile")
+
+# Ops XLA cannot compile (jit_compile=True raises "Detected unsupported operations", measured on
+# TF 2.21 for PyFunc, StringFormat/PrintV2 and AsString), or compiles to a wrong result (a
+# dynamic-size TensorArray written in a tf.range loop stacked to [] under XLA, measured).
+_UNCOMPILABLE_CALLS = {
+    "tensorflow.numpy_function": "calls tf.numpy_function",
+    "tensorflow.py_function": "calls tf.py_function",
+    "tensorflow.compat.v1.py_func": "calls tf.compat.v1.py_func",
+    "tensorflow.print": "calls tf.print",
+    "tensorflow.as_string": "uses string ops",
+    "tensorflow.io.decode_image": "decodes files",
+    "tensorflow.io.read_file": "reads files",
+}
+_UNCOMPILABLE_PREFIXES = ("tensorflow.strings.", "tensorflow.io.", "tensorflow.data.", "tensorflow.summary.")
+# Compile, but change what the code does: XLA ignores op seeds (catalog X1, measured not
+# repeatable), and gradients of unbounded while loops do not compile.
+_UNSURE_PREFIXES = ("tensorflow.random.", "tensorflow.nn.dropout", "tensorflow.while_loop")
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+# Elementwise ops XLA fuses into one kernel (catalog X1: fusion is "XLA's single most important
+# optimization"). Python arithmetic on tensors counts too.
+ELEMENTWISE = frozenset(
+    "tensorflow." + name for name in (
+        "tanh exp log sigmoid sqrt rsqrt square abs maximum minimum pow add subtract multiply "
+        "divide sin cos erf cast clip_by_value nn.relu nn.relu6 nn.gelu nn.sigmoid nn.tanh nn.silu "
+        "nn.swish nn.elu nn.selu nn.softplus nn.leaky_relu math.tanh math.exp math.log math.sigmoid "
+        "math.sqrt math.rsqrt math.square math.abs math.maximum math.minimum math.pow math.erf "
+        "math.log1p math.expm1 math.softplus math.add math.subtract math.multiply math.divide"
+    ).split()
+)
+
+
+def jit_option(fn: TFFunction) -> str | None:
+    """``jit_compile`` or ``experimental_compile`` if the tf.function sets either (to anything)."""
+    return next((key for key in JIT_OPTIONS if key in fn.options), None)
+
+
+def is_jit_compiled(fn: TFFunction) -> bool:
+    return any(fn.option_is_true(key) for key in JIT_OPTIONS)
+
+
+@dataclass
+class BodyProfile:
+    """What one def's own body (not nested defs) does, as far as XLA is concerned."""
+
+    callees: list[ast.AST] = field(default_factory=list)  # local defs it calls
+    blockers: set[str] = field(default_factory=set)  # XLA cannot compile these (or gets them wrong)
+    unsure: set[str] = field(default_factory=set)  # compile, but behave differently under XLA
+    tape: bool = False  # builds a tf.GradientTape
+    gradient: bool = False  # calls ``.gradient(...)``
+    elementwise: int = 0  # fusable elementwise operations
+
+
+def body_profile(ctx, body: ast.AST) -> BodyProfile:
+    cache = ctx.cache.setdefault("xla.body_profiles", {})
+    profile = cache.get(body)
+    if profile is not None:
+        return profile
+    facts = ctx.facts
+    profile = cache[body] = BodyProfile()
+    for node in walk_same_scope(body):
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, _ARITHMETIC):
+                profile.elementwise += 1
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        qualname = facts.qualname(node.func) or ""
+        if qualname in ELEMENTWISE:
+            profile.elementwise += 1
+        elif qualname in _UNCOMPILABLE_CALLS:
+            profile.blockers.add(_UNCOMPILABLE_CALLS[qualname])
+        elif qualname.startswith(_UNCOMPILABLE_PREFIXES):
+            profile.blockers.add(f"calls {qualname.replace('tensorflow.', 'tf.')}")
+        elif qualname == "tensorflow.TensorArray" and _keyword_true(node, "dynamic_size"):
+            profile.blockers.add("grows a dynamic-size TensorArray")
+        elif qualname.startswith(_UNSURE_PREFIXES):
+            profile.unsure.add(f"calls {qualname.replace('tensorflow.', 'tf.')}")
+        elif qualname == "tensorflow.GradientTape":
+            profile.tape = True
+        elif not qualname:
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "gradient":
+                profile.gradient = True
+            target = facts.resolve_def(node.func, node)
+            if target is not None and target is not body:
+                profile.callees.append(target)
+    return profile
+
+
+def function_profile(ctx, fn_node: ast.AST, depth: int = 3) -> BodyProfile:
+    """The profile of ``fn_node`` merged with the local helpers it calls (a few levels deep):
+    everything XLA would compile."""
+    total = BodyProfile()
+    seen = {fn_node}
+    work = [(fn_node, 0)]
+    while work:
+        body, level = work.pop()
+        profile = body_profile(ctx, body)
+        total.blockers |= profile.blockers
+        total.unsure |= profile.unsure
+        total.tape |= profile.tape
+        total.gradient |= profile.gradient
+        total.elementwise += profile.elementwise
+        if level < depth:
+            for callee in profile.callees:
+                if callee not in seen:
+                    seen.add(callee)
+                    work.append((callee, level + 1))
+    return total
+
+
+def _keyword_true(call: ast.Call, name: str) -> bool:
+    return any(kw.arg == name and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords)
+
+
+def find_tf_function(facts, line: int, col: int) -> TFFunction | None:
+    return next((f for f in facts.tf_functions if f.wrapper.lineno == line and f.wrapper.col_offset == col), None)
+
+
+def leading_imports_end(tree: ast.Module) -> int:
+    """0-based line after the module's leading docstring/import statements (where to insert
+    program-start settings). 0 when the module does not start with imports."""
+    end = 0
+    for index, stmt in enumerate(tree.body):
+        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        if is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            end = stmt.end_lineno
+        else:
+            break
+    return end
+
+
+def imported_before(facts, name: str, line: int) -> bool:
+    """``name`` is bound by a module-level import that ends before 0-based ``line``."""
+    node = facts.imports.import_nodes.get(name)
+    return node is not None and facts.parent(node) is facts.tree and node.end_lineno <= line
+
+
+def varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
+    """The loop variable that changes ``expr``'s shape, if we can see one.
+
+    The same narrow logic as retrace/varying_shape.py (a slice with one moving bound, or a tensor
+    built with a shape that uses the loop variable), kept here so the two rules evolve separately.
+    """
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
+        lower, upper = expr.slice.lower, expr.slice.upper
+        low = varying_scalar(facts, lower, loops) if lower is not None else None
+        high = varying_scalar(facts, upper, loops) if upper is not None else None
+        if bool(low) != bool(high):  # exactly one bound moves: the length changes
+            return low or high
+        return None
+    if isinstance(expr, ast.Call):
+        qualname = facts.qualname(expr.func)
+        position = SHAPE_POSITIONS.get(qualname or "")
+        shape = expr.args[position] if position is not None and position < len(expr.args) else None
+        for kw in expr.keywords:
+            if kw.arg == "shape":
+                shape = kw.value
+        if shape is not None and qualname != "tensorflow.reshape":
+            elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
+            for element in elements:
+                variable = _loop_dependent(facts, element, loops)
+                if variable:
+                    return variable
+        return None
+    if isinstance(expr, ast.Name) and depth < 3:
+        for loop in loops:
+            for stmt in getattr(loop, "body", []):
+                for node in walk_same_scope(stmt):
+                    if isinstance(node, ast.Assign) and any(expr.id in target_names(t) for t in node.targets):
+                        return varying_shape(facts, node.value, loops, depth + 1)
+    return None
+
+
+def _loop_dependent(facts, expr: ast.AST, loops: list[ast.AST]) -> str | None:
+    """A shape element that changes per iteration. A loop target used as a dimension needs no
+    proof that it is a number (a dimension is one), so ``for length in lengths`` counts too."""
+    if isinstance(expr, ast.Name) and any(expr.id in facts.loop_targets(loop) for loop in loops):
+        return expr.id
+    if isinstance(expr, ast.BinOp):
+        return _loop_dependent(facts, expr.left, loops) or _loop_dependent(facts, expr.right, loops)
+    return varying_scalar(facts, expr, loops)
+
+
+def call_key(call: ast.Call) -> dict:
+    """Finding data that finds ``call`` again in ``fix()`` (the start alone is ambiguous:
+    ``f(a)(b)`` has two calls starting at the same place)."""
+    return {"call_at": [call.lineno, call.col_offset, call.end_lineno, call.end_col_offset]}
+
+
+def call_at(facts, data: dict) -> ast.Call | None:
+    want = data.get("call_at")
+    return next(
+        (c for c in facts.calls if [c.lineno, c.col_offset, c.end_lineno, c.end_col_offset] == want),
+        None,
+    )
+
+
+def qualified_calls(ctx) -> dict[str, list[ast.Call]]:
+    """Calls by canonical qualified name, resolved once per analysis for all xla/precision rules."""
+    index = ctx.cache.get("xla.qualified_calls")
+    if index is None:
+        index = {}
+        qualname = ctx.facts.qualname
+        for call in ctx.facts.calls:
+            name = qualname(call.func)
+            if name is not None:
+                index.setdefault(name, []).append(call)
+        ctx.cache["xla.qualified_calls"] = index
+    return index
+
+
+def calls_named(ctx, names) -> list[ast.Call]:
+    """Calls of any of ``names`` (qualified), in source order."""
+    index = qualified_calls(ctx)
+    found = [call for name in names for call in index.get(name, ())]
+    found.sort(key=lambda c: (c.lineno, c.col_offset))
+    return found
+
+
+def add_keyword(call, name: str, value: str):
+    """``rewrite.cst.with_keyword``, but a call laid out one argument per line gets the new
+    argument on its own, indented line. (with_keyword copies the last comma - and the comment
+    after it - to the new argument, and loses the indentation.)"""
+    import libcst as cst
+
+    from tfperf_lsp.rewrite.cst import with_keyword
+
+    args = list(call.args)
+    last = args[-1] if args else None
+    opening = call.whitespace_before_args
+    if last is None or any(a.keyword is not None and a.keyword.value == name for a in args) or not isinstance(opening, cst.ParenthesizedWhitespace):
+        return with_keyword(call, name, value)
+    if isinstance(last.comma, cst.Comma) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
+        closing = last.comma.whitespace_after  # "last,  # comment\n)"
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=closing.with_changes(last_line=opening.last_line)))
+        new_comma, after_new = cst.Comma(whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace())), cst.SimpleWhitespace("")
+    elif last.comma == cst.MaybeSentinel.DEFAULT and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        closing = last.whitespace_after_arg  # "last  # comment\n)"
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=closing.with_changes(last_line=opening.last_line)),
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
+        new_comma, after_new = cst.MaybeSentinel.DEFAULT, closing.with_changes(first_line=cst.TrailingWhitespace())
+    else:
+        return with_keyword(call, name, value)
+    new = cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        comma=new_comma,
+        whitespace_after_arg=after_new,
+    )
+    return call.with_changes(args=args + [new])

@@ -1,0 +1,112 @@
+"""TFP505: the deprecated ``experimental_compile=`` argument of tf.function."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.analysis.facts import TF_FUNCTION
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rewrite.cst import rename_keyword, replace_in_statement
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named
+
+
+class DeprecatedExperimentalCompile(Rule):
+    code = "TFP505"
+    name = "deprecated-experimental-compile"
+    category = "xla"
+    severity = Severity.WARNING
+    summary = "`experimental_compile=` is deprecated: use `jit_compile=`"
+    doc_url = "https://www.tensorflow.org/api_docs/python/tf/function"
+    docs = """
+    ## What it does
+    Finds `tf.function(..., experimental_compile=...)`, the deprecated name of `jit_compile=`
+    (catalog R7).
+
+    ## Why is this slow
+    It is not slower today: TensorFlow 2.21 still maps it to `jit_compile` and logs a
+    deprecation warning. Deprecated arguments are removed in later releases, and
+    `jit_compile` is the name the XLA documentation and tfperf's other XLA rules use.
+
+    ## When it stays silent
+    On `jit_compile=`. The retrace twin `experimental_relax_shapes=` is rule TFP106.
+
+    ## Fix
+    Renames the keyword to `jit_compile=`. Always safe: same behaviour. No fix when the call
+    already passes `jit_compile` as well (the rename would repeat a keyword): delete one by hand.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            @tf.function(experimental_compile=True)
+            def gelu(x):
+                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+            out = gelu(tf.linspace(-3.0, 3.0, 32))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def gelu(x):
+                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+            out = gelu(tf.linspace(-3.0, 3.0, 32))
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            square = tf.function(lambda x: x * x, experimental_compile=False, jit_compile=False)
+            """,
+            expect_no_fix=True,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def square(x):
+                return x * x
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        if "experimental_compile" not in ctx.source.text:
+            return
+        for call in calls_named(ctx, (TF_FUNCTION,)):
+            names = {kw.arg for kw in call.keywords}
+            for kw in call.keywords:
+                if kw.arg == "experimental_compile":
+                    yield self.finding(
+                        ctx,
+                        kw,
+                        "`experimental_compile` is deprecated: use `jit_compile`",
+                        label="deprecated",
+                        fix_title=None if "jit_compile" in names else "Rename to jit_compile=",
+                        **call_key(call),
+                    )
+
+    def fix(self, ctx, finding):
+        call = call_at(ctx.facts, finding.data)
+        if call is None:
+            return None
+        stmt = ctx.facts.statement_of(call)
+        if isinstance(ctx.facts.parent(call), (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stmt = ctx.facts.parent(call)  # a decorator belongs to its def
+        edit = replace_in_statement(
+            ctx.source, stmt, call, cst.Call, lambda c: rename_keyword(c, "experimental_compile", "jit_compile")
+        )
+        return Fix(finding.fix_title, (edit,)) if edit else None

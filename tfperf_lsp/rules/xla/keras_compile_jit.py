@@ -1,0 +1,204 @@
+"""TFP502: a tf-keras (Keras 2) ``model.compile(...)`` without ``jit_compile``."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.analysis import environment
+from tfperf_lsp.analysis.facts import FunctionNode, walk_same_scope
+from tfperf_lsp.analysis.models import creates_model
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.xla._common import add_keyword, call_at, call_key
+
+_SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
+
+
+class KerasCompileWithoutJit(Rule):
+    code = "TFP502"
+    name = "keras-compile-without-jit"
+    category = "xla"
+    severity = Severity.HINT
+    summary = "tf-keras 2 `compile()` without `jit_compile` (Keras 3 already defaults to \"auto\")"
+    doc_url = "https://www.tensorflow.org/xla#explicit_compilation_with_tffunctionjit_compiletrue"
+    docs = """
+    ## What it does
+    Finds `model.compile(...)` calls of a Keras 2 model (`tf_keras`, or `tf.keras` / `keras` when
+    the environment runs Keras 2: TensorFlow < 2.16, `TF_USE_LEGACY_KERAS=1`, or
+    `kerasVersion = "2"` in `[tool.tfperf]`) that do not pass `jit_compile`.
+
+    ## Why is this slow
+    Keras 2 compiles `fit`/`evaluate`/`predict` steps without XLA unless `jit_compile=True` is
+    passed. XLA fuses the step's operations (catalog X1/X2; about 1.15x on Google's internal
+    benchmarks) but can also be slower (catalog X1 measured 14 -> 33 ms on a 2-core CPU), so this
+    is a hint to try it and benchmark.
+
+    ## When it stays silent
+    On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
+    the TensorFlow backend where it can (catalog X2, trap 12). On the private legacy
+    `tensorflow.python.keras` package, whose `compile()` has no `jit_compile` argument. When
+    `jit_compile` or `**kwargs` is passed, and when the receiver cannot be traced to a Keras 2
+    model (a parameter, an attribute) unless the file imports no Keras but `tf_keras`.
+
+    ## Fix
+    Adds `jit_compile=True`. Marked unsafe: results move within float tolerance, a model with an
+    op XLA cannot compile then fails in `fit`, and it can be slower - benchmark it. Checked with
+    tf-keras 2.21 (installed outside the project's environment): a Dense regressor trained with
+    and without it agreed to rtol 1e-5, atol 1e-6 (tests/rules/xla/test_xla_under_tensorflow.py runs this
+    when `tf_keras` is importable; it is not installed in the project's environment).
+    """
+    invalid = (
+        Example(
+            """
+            import tf_keras
+
+            model = tf_keras.Sequential([
+                tf_keras.layers.Dense(64, activation="relu", input_shape=(32,)),
+                tf_keras.layers.Dense(1),
+            ])
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            note="no fixed= here: tf_keras is not installed where the TF example harness runs",
+        ),
+        Example(
+            """
+            from tf_keras import layers, models
+
+
+            def build():
+                net = models.Sequential([layers.Dense(1, input_shape=(4,))])
+                return net
+
+
+            net = build()
+            net.compile("sgd", "mse", metrics=["mae"])
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import keras
+
+            model = keras.Sequential([keras.Input(shape=(32,)), keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")  # Keras 3: jit_compile="auto"
+            """
+        ),
+        Example(
+            """
+            import re
+
+            import tf_keras
+
+            model = tf_keras.Sequential([tf_keras.layers.Dense(1, input_shape=(4,))])
+            model.compile(optimizer="adam", loss="mse", jit_compile=False)
+            pattern = re.compile("[a-z]+")
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        if ".compile(" not in ctx.source.text:
+            return
+        facts = ctx.facts
+        file_sources = facts.imports.keras_sources
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
+                continue
+            if any(kw.arg in ("jit_compile", None) for kw in call.keywords):
+                continue
+            if facts.imports.bindings.get(func.value.id) or func.value.id in ("self", "cls"):
+                continue  # re.compile, a module's compile(), a Model's own internals
+            source = _receiver_source(facts, func.value, call)
+            if source is None and file_sources == {"tf_keras"} and _looks_like_keras_compile(call):
+                source = "tf_keras"
+            if source is None or _keras_major(ctx.settings, source) != 2:
+                continue
+            yield self.finding(
+                ctx,
+                call,
+                f"`{func.value.id}.compile()` runs without XLA on Keras 2: try `jit_compile=True` "
+                f"and benchmark it",
+                label="try jit_compile=True?",
+                fix_title="Add jit_compile=True (benchmark it)",
+                fix_applicability="unsafe",
+                head_only=True,
+                **call_key(call),
+            )
+
+    def fix(self, ctx, finding):
+        call = call_at(ctx.facts, finding.data)
+        if call is None:
+            return None
+        edit = replace_in_statement(
+            ctx.source, ctx.facts.statement_of(call), call, cst.Call, lambda c: add_keyword(c, "jit_compile", "True")
+        )
+        return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+def _keras_major(settings, source: str) -> int | None:
+    """The Keras major version behind a model built from ``source`` (an import spelling)."""
+    if source == "tf_keras":
+        return 2
+    if source == "tensorflow.python.keras":
+        return None  # the private legacy package: its compile() has no jit_compile
+    configured = getattr(settings, "keras_version", None)
+    if configured and str(configured)[0] in "23":
+        return int(str(configured)[0])
+    if source == "keras":
+        installed = environment.major_minor(environment.installed_version("keras"))
+        return None if installed is None else (3 if installed[0] >= 3 else 2)
+    return environment.tf_keras_major()
+
+
+def _source_of(raw: str | None) -> str | None:
+    for source in _SOURCES:
+        if raw and (raw == source or raw.startswith(source + ".")):
+            return source
+    return None
+
+
+def _receiver_source(facts, name: ast.Name, at: ast.AST) -> str | None:
+    """Which Keras built the model ``name`` holds: every assignment must agree."""
+    scope = facts.enclosing_function(at)
+    candidates = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
+    if not candidates:
+        candidates = facts.module_assignments.get(name.id, [])
+    sources = {_model_source(facts, c.value) if isinstance(c, ast.Assign) else None for c in candidates}
+    return sources.pop() if len(sources) == 1 else None
+
+
+def _model_source(facts, expr: ast.AST, depth: int = 0) -> str | None:
+    if not isinstance(expr, ast.Call) or depth > 3:
+        return None
+    raw = facts.imports.raw_qualname(expr.func)
+    if raw is not None:
+        return _source_of(raw) if creates_model(facts, expr) else None
+    if not isinstance(expr.func, ast.Name):
+        return None
+    target = facts.module_defs.get(expr.func.id)
+    if isinstance(target, ast.ClassDef):  # a Model subclass: the Keras of its base
+        for base in target.bases:
+            source = _source_of(facts.imports.raw_qualname(base))
+            if source:
+                return source
+        return None
+    if isinstance(target, FunctionNode):  # a factory: what it returns
+        assigned = facts.assignments_in(target)
+        for node in walk_same_scope(target):
+            if isinstance(node, ast.Return) and node.value is not None:
+                values = [node.value]
+                if isinstance(node.value, ast.Name):
+                    values = [a.value for a in assigned.get(node.value.id, []) if isinstance(a, ast.Assign)]
+                for value in values:
+                    source = _model_source(facts, value, depth + 1)
+                    if source:
+                        return source
+    return None
+
+
+def _looks_like_keras_compile(call: ast.Call) -> bool:
+    return any(kw.arg in ("optimizer", "loss") for kw in call.keywords)
