@@ -370,8 +370,9 @@ class ModuleFacts:
                     targets = node.targets
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
                     targets = [node.target]
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                elif isinstance(node, (ast.For, ast.AsyncFor)):
                     targets = [node.target]
+                # Comprehension variables are local to the comprehension (Python 3): not here.
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                     targets = [node.optional_vars]
                 for target in targets:

@@ -78,7 +78,8 @@ def replace_in_statement(
 
 
 def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
-    """``call`` with keyword ``name=value`` added, or its value replaced if present."""
+    """``call`` with keyword ``name=value`` added (or its value replaced), in the call's layout:
+    one argument per line stays one per line, and comments stay on the line they were on."""
     new_value = cst.parse_expression(value)
     args = list(call.args)
     for index, arg in enumerate(args):
@@ -90,14 +91,45 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         value=new_value,
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
-    if args:
-        last = args[-1]
-        if last.comma == cst.MaybeSentinel.DEFAULT:
+    if not args:
+        return call.with_changes(args=[new_arg])
+    last = args[-1]
+    between = _between_arguments(call)
+    if isinstance(last.comma, cst.Comma):  # a trailing comma
+        after = last.comma.whitespace_after
+        if isinstance(after, cst.ParenthesizedWhitespace):
+            args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after.with_changes(last_line=between)))
+            new_arg = new_arg.with_changes(comma=cst.Comma(whitespace_after=_line_end(after)))
+        else:
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return call.with_changes(args=args + [new_arg])
-        # A trailing comma (often a one-argument-per-line layout): keep the layout.
-        return call.with_changes(args=args + [new_arg.with_changes(comma=last.comma)])
-    return call.with_changes(args=[new_arg])
+            new_arg = new_arg.with_changes(comma=last.comma)
+        return call.with_changes(args=args + [new_arg])
+    after = last.whitespace_after_arg
+    if isinstance(after, cst.ParenthesizedWhitespace):  # `b  # note` then `)` on its own line
+        args[-1] = last.with_changes(
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+            comma=cst.Comma(whitespace_after=after.with_changes(last_line=between)),
+        )
+        new_arg = new_arg.with_changes(whitespace_after_arg=_line_end(after))
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=args + [new_arg])
+
+
+def _between_arguments(call: cst.Call) -> cst.SimpleWhitespace:
+    """The indentation that starts an argument line in this call."""
+    candidates = [call.whitespace_before_args] + [
+        a.comma.whitespace_after for a in call.args[:-1] if isinstance(a.comma, cst.Comma)
+    ]
+    for whitespace in reversed(candidates):
+        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+            return whitespace.last_line
+    return cst.SimpleWhitespace("    ")
+
+
+def _line_end(whitespace: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+    """The same line break, without the comment that belonged to the previous line."""
+    return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
 
 
 def rename_keyword(call: cst.Call, old: str, new: str) -> cst.Call:
