@@ -5,9 +5,7 @@ import ast
 
 import libcst as cst
 
-from tfperf_lsp.analysis.dataflow import SHAPE_POSITIONS, argument_for_parameter
-from tfperf_lsp.analysis.facts import target_names, walk_same_scope
-from tfperf_lsp.analysis.loopvalues import varying_scalar
+from tfperf_lsp.analysis.shapes import ragged_iteration, varying_shape
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -132,7 +130,7 @@ class VaryingShape(Rule):
             if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
                 continue
             for argument in list(site.call.args) + [kw.value for kw in site.call.keywords]:
-                variable = _varying_shape(ctx.facts, argument, site.loops) or _ragged_iteration(ctx.facts, argument, site.loops)
+                variable = varying_shape(ctx.facts, argument, site.loops) or ragged_iteration(ctx.facts, argument, site.loops)
                 if variable is None:
                     continue
                 local = site.callee.path is None
@@ -162,85 +160,3 @@ class VaryingShape(Rule):
                 lambda d: with_keyword(cst.Call(func=d), "reduce_retracing", "True"),
             )
         return Fix(finding.fix_title, (edit,)) if edit else None
-
-
-def _ragged_iteration(facts, expr: ast.AST, loops: list[ast.AST]) -> str | None:
-    """``for seq in sequences: f(seq)`` where ``sequences`` holds tensors of different shapes."""
-    if not isinstance(expr, ast.Name):
-        return None
-    for loop in loops:
-        if (
-            isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id == expr.id
-            and isinstance(loop.iter, ast.Name) and _is_ragged_list(facts, loop.iter, 0)
-        ):
-            return loop.iter.id
-    return None
-
-
-def _is_ragged_list(facts, name: ast.Name, depth: int) -> bool:
-    """A list built (here, or by every caller passing it in) from tensors of different shapes."""
-    assignment = facts.reaching_assignment(name)
-    if isinstance(assignment, ast.Assign):
-        return _ragged_display(facts, assignment.value)
-    fn = facts.enclosing_function(name)
-    if fn is None or depth > 1:
-        return False
-    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    if name.id not in params:
-        return False
-    for call in facts.calls_by_def.get(fn, []):
-        argument = argument_for_parameter(call, params, name.id)
-        if isinstance(argument, ast.Name) and _is_ragged_list(facts, argument, depth + 1):
-            return True
-        if argument is not None and _ragged_display(facts, argument):
-            return True
-    return False
-
-
-def _ragged_display(facts, value: ast.AST) -> bool:
-    if isinstance(value, ast.ListComp) and len(value.generators) == 1:
-        return _varying_shape(facts, value.elt, [value]) is not None
-    if isinstance(value, (ast.List, ast.Tuple)):
-        shapes = {ast.dump(s) for s in (_literal_shape(facts, e) for e in value.elts) if s is not None}
-        return len(shapes) > 1
-    return False
-
-
-def _literal_shape(facts, expr: ast.AST) -> ast.AST | None:
-    if isinstance(expr, ast.Call):
-        position = SHAPE_POSITIONS.get(facts.qualname(expr.func) or "")
-        if position is not None and position < len(expr.args):
-            return expr.args[position]
-    return None
-
-
-def _varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
-    """The loop variable that changes ``expr``'s shape, if we can see one."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
-        lower, upper = expr.slice.lower, expr.slice.upper
-        low = varying_scalar(facts, lower, loops) if lower is not None else None
-        high = varying_scalar(facts, upper, loops) if upper is not None else None
-        if bool(low) != bool(high):  # exactly one bound moves: the length changes
-            return low or high
-        return None
-    if isinstance(expr, ast.Call):
-        qualname = facts.qualname(expr.func)
-        position = SHAPE_POSITIONS.get(qualname or "")
-        shape = expr.args[position] if position is not None and position < len(expr.args) else None
-        for kw in expr.keywords:
-            if kw.arg == "shape":
-                shape = kw.value
-        if shape is not None and qualname not in ("tensorflow.reshape",):
-            elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
-            for element in elements:
-                variable = varying_scalar(facts, element, loops)
-                if variable:
-                    return variable
-        return None
-    if isinstance(expr, ast.Name) and depth < 3:
-        for loop in loops:
-            for stmt in getattr(loop, "body", []):
-                for node in walk_same_scope(stmt):
-                    if isinstance(node, ast.Assign) and any(expr.id in target_names(t) for t in node.targets):
-                        return _varying_shape(facts, node.value, loops, depth + 1)
-    return None

@@ -8,9 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tfperf_lsp.analysis.dataflow import SHAPE_POSITIONS
-from tfperf_lsp.analysis.facts import TFFunction, target_names, walk_same_scope
-from tfperf_lsp.analysis.loopvalues import varying_scalar
+from tfperf_lsp.analysis.facts import TFFunction, walk_same_scope
 
 JIT_OPTIONS = ("jit_compile", "experimental_compile")
 
@@ -150,52 +148,6 @@ def imported_before(facts, name: str, line: int) -> bool:
     return node is not None and facts.parent(node) is facts.tree and node.end_lineno <= line
 
 
-def varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
-    """The loop variable that changes ``expr``'s shape, if we can see one.
-
-    The same narrow logic as retrace/varying_shape.py (a slice with one moving bound, or a tensor
-    built with a shape that uses the loop variable), kept here so the two rules evolve separately.
-    """
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
-        lower, upper = expr.slice.lower, expr.slice.upper
-        low = varying_scalar(facts, lower, loops) if lower is not None else None
-        high = varying_scalar(facts, upper, loops) if upper is not None else None
-        if bool(low) != bool(high):  # exactly one bound moves: the length changes
-            return low or high
-        return None
-    if isinstance(expr, ast.Call):
-        qualname = facts.qualname(expr.func)
-        position = SHAPE_POSITIONS.get(qualname or "")
-        shape = expr.args[position] if position is not None and position < len(expr.args) else None
-        for kw in expr.keywords:
-            if kw.arg == "shape":
-                shape = kw.value
-        if shape is not None and qualname != "tensorflow.reshape":
-            elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
-            for element in elements:
-                variable = _loop_dependent(facts, element, loops)
-                if variable:
-                    return variable
-        return None
-    if isinstance(expr, ast.Name) and depth < 3:
-        for loop in loops:
-            for stmt in getattr(loop, "body", []):
-                for node in walk_same_scope(stmt):
-                    if isinstance(node, ast.Assign) and any(expr.id in target_names(t) for t in node.targets):
-                        return varying_shape(facts, node.value, loops, depth + 1)
-    return None
-
-
-def _loop_dependent(facts, expr: ast.AST, loops: list[ast.AST]) -> str | None:
-    """A shape element that changes per iteration. A loop target used as a dimension needs no
-    proof that it is a number (a dimension is one), so ``for length in lengths`` counts too."""
-    if isinstance(expr, ast.Name) and any(expr.id in facts.loop_targets(loop) for loop in loops):
-        return expr.id
-    if isinstance(expr, ast.BinOp):
-        return _loop_dependent(facts, expr.left, loops) or _loop_dependent(facts, expr.right, loops)
-    return varying_scalar(facts, expr, loops)
-
-
 def call_key(call: ast.Call) -> dict:
     """Finding data that finds ``call`` again in ``fix()`` (the start alone is ambiguous:
     ``f(a)(b)`` has two calls starting at the same place)."""
@@ -230,39 +182,3 @@ def calls_named(ctx, names) -> list[ast.Call]:
     found = [call for name in names for call in index.get(name, ())]
     found.sort(key=lambda c: (c.lineno, c.col_offset))
     return found
-
-
-def add_keyword(call, name: str, value: str):
-    """``rewrite.cst.with_keyword``, but a call laid out one argument per line gets the new
-    argument on its own, indented line. (with_keyword copies the last comma - and the comment
-    after it - to the new argument, and loses the indentation.)"""
-    import libcst as cst
-
-    from tfperf_lsp.rewrite.cst import with_keyword
-
-    args = list(call.args)
-    last = args[-1] if args else None
-    opening = call.whitespace_before_args
-    if last is None or any(a.keyword is not None and a.keyword.value == name for a in args) or not isinstance(opening, cst.ParenthesizedWhitespace):
-        return with_keyword(call, name, value)
-    if isinstance(last.comma, cst.Comma) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
-        closing = last.comma.whitespace_after  # "last,  # comment\n)"
-        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=closing.with_changes(last_line=opening.last_line)))
-        new_comma, after_new = cst.Comma(whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace())), cst.SimpleWhitespace("")
-    elif last.comma == cst.MaybeSentinel.DEFAULT and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
-        closing = last.whitespace_after_arg  # "last  # comment\n)"
-        args[-1] = last.with_changes(
-            comma=cst.Comma(whitespace_after=closing.with_changes(last_line=opening.last_line)),
-            whitespace_after_arg=cst.SimpleWhitespace(""),
-        )
-        new_comma, after_new = cst.MaybeSentinel.DEFAULT, closing.with_changes(first_line=cst.TrailingWhitespace())
-    else:
-        return with_keyword(call, name, value)
-    new = cst.Arg(
-        keyword=cst.Name(name),
-        value=cst.parse_expression(value),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-        comma=new_comma,
-        whitespace_after_arg=after_new,
-    )
-    return call.with_changes(args=args + [new])

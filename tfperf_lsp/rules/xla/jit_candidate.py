@@ -6,10 +6,10 @@ import ast
 import libcst as cst
 
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
-from tfperf_lsp.rules.xla._common import add_keyword, find_tf_function, function_profile, jit_option
+from tfperf_lsp.rules.xla._common import find_tf_function, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
 
@@ -200,11 +200,11 @@ class JitCandidate(Rule):
         if fn is None:
             return None
         if isinstance(fn.wrapper, ast.Call):
-            edit = replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: add_keyword(c, "jit_compile", "True"))
+            edit = replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: with_keyword(c, "jit_compile", "True"))
         else:  # a bare @tf.function decorator
             edit = replace_in_statement(
                 ctx.source, fn.stmt, fn.wrapper, (cst.Attribute, cst.Name),
-                lambda d: add_keyword(cst.Call(func=d), "jit_compile", "True"),
+                lambda d: with_keyword(cst.Call(func=d), "jit_compile", "True"),
             )
         return Fix(finding.fix_title, (edit,)) if edit else None
 

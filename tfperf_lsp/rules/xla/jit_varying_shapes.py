@@ -1,10 +1,11 @@
 """TFP504: a jit-compiled tf.function fed tensors whose shape changes every loop iteration."""
 from __future__ import annotations
 
+from tfperf_lsp.analysis.shapes import varying_shape
 from tfperf_lsp.model import Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import eager_loop_calls, function_label
-from tfperf_lsp.rules.xla._common import is_jit_compiled, varying_shape
+from tfperf_lsp.rules.xla._common import is_jit_compiled
 
 
 class JitVaryingShapes(Rule):

@@ -9,9 +9,9 @@ from tfperf_lsp.analysis import environment
 from tfperf_lsp.analysis.facts import FunctionNode, walk_same_scope
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import add_keyword, call_at, call_key
+from tfperf_lsp.rules.xla._common import call_at, call_key
 
 _SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
 
@@ -134,7 +134,7 @@ class KerasCompileWithoutJit(Rule):
         if call is None:
             return None
         edit = replace_in_statement(
-            ctx.source, ctx.facts.statement_of(call), call, cst.Call, lambda c: add_keyword(c, "jit_compile", "True")
+            ctx.source, ctx.facts.statement_of(call), call, cst.Call, lambda c: with_keyword(c, "jit_compile", "True")
         )
         return Fix(finding.fix_title, (edit,)) if edit else None
 
