@@ -17,6 +17,12 @@ def record_versions(client) -> None:
         return original(params)
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+    # Real editors answer the refresh requests their capabilities advertise; pytest-lsp's client
+    # does not, and the error it returns would fail a session for no fault of the server.
+    client.refreshes = []
+    for method in (types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_CODE_LENS_REFRESH):
+        if method not in features:
+            features[method] = lambda params, method=method: client.refreshes.append(method)
 
 
 def supports_pull(client) -> bool:

@@ -1,0 +1,361 @@
+"""A small model of the tf.data pipelines of one module, shared by the TFP7xx rules.
+
+A pipeline is a chain of ``Step``s: a source (``tf.data.Dataset.from_tensor_slices(x)``,
+``TFRecordDataset``, ``Dataset.range``, ...) and the dataset methods applied to it, in order. Chains
+are followed through method calls (``src.map(f).batch(32)``), through names (``ds = ...; ds =
+ds.map(f)``: the latest assignment before the use, in the same scope) and through local functions
+that return a dataset (``ds = make_dataset()``: a ``call`` step whose parent is what the function
+returns). Anything else (parameters, attributes, unknown calls) ends the chain: no step, no finding.
+
+``Consumer``s are the places a dataset is used up: ``for`` loops, ``fit``/``evaluate``/``predict``,
+``iter()``, a local function that loops over its parameter, and ``return`` from a function whose
+result no local caller transforms further. Built once per analysis (``pipelines(ctx)``).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.rules.input_pipeline._astutil import (
+    KERAS_CONSUMERS,
+    consumed_parameter,
+    inside,
+    is_parameter,
+    iterated,
+    keras_inputs,
+    keyword,
+    last_name,
+    line_of,
+    more_than_one,
+    parameter,
+    return_statements,
+)
+from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, map_function
+
+_DATASET = "tensorflow.data.Dataset."
+SOURCES = {
+    _DATASET + name
+    for name in ("from_tensor_slices", "from_tensors", "range", "from_generator", "list_files", "zip",
+                 "sample_from_datasets", "choose_from_datasets", "load")
+} | {
+    "tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset",
+    "tensorflow.data.experimental.make_csv_dataset",
+    "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+    "keras.utils.audio_dataset_from_directory", "keras.utils.timeseries_dataset_from_array",
+    "keras.preprocessing.image_dataset_from_directory", "keras.preprocessing.text_dataset_from_directory",
+}
+# Sources whose elements are already batches (their pipelines are finished products).
+BATCHED_SOURCES = {s for s in SOURCES if s.startswith("keras.") or s.endswith("make_csv_dataset")}
+METHODS = {
+    "map", "batch", "padded_batch", "ragged_batch", "unbatch", "rebatch", "shuffle", "repeat", "prefetch",
+    "cache", "filter", "interleave", "flat_map", "parallel_interleave", "take", "skip", "shard", "apply",
+    "with_options", "enumerate", "concatenate", "window", "scan", "take_while", "ignore_errors",
+    "bucket_by_sequence_length", "group_by_window", "snapshot", "dense_to_ragged_batch",
+}
+BATCH_METHODS = {"batch", "padded_batch", "ragged_batch", "bucket_by_sequence_length", "dense_to_ragged_batch"}
+# Steps that do real work per element (a pipeline with none of them gains little from prefetch).
+WORK_METHODS = {
+    "map", "batch", "padded_batch", "ragged_batch", "interleave", "parallel_interleave", "flat_map", "filter",
+    "shuffle", "unbatch", "rebatch", "window", "scan", "bucket_by_sequence_length", "group_by_window", "apply",
+    "dense_to_ragged_batch",
+}
+# Steps that do not produce elements worth prefetching on their own.
+LIGHT_METHODS = {"repeat", "take", "skip", "with_options", "cache", "shard", "enumerate", "take_while", "ignore_errors"}
+_SOURCE_NAMES = {s.rsplit(".", 1)[1] for s in SOURCES}
+_HARMLESS = {"enumerate", "zip", "iter", "len", "print", "tqdm", "isinstance", "type"}
+
+
+@dataclass(eq=False)
+class Step:
+    method: str  # "map", "batch", ...; a source's name ("from_tensor_slices"); "call" for a local factory
+    call: ast.Call
+    parent: "Step | None"
+    qualname: str | None = None  # sources only
+    factory: ast.AST | None = None  # "call" steps: the def that builds the dataset
+    children: list["Step"] = field(default_factory=list)
+
+    @property
+    def is_source(self) -> bool:
+        return self.parent is None
+
+    def upstream(self):
+        """This step and every step before it, last first (through local factory calls)."""
+        step = self
+        while step is not None:
+            yield step
+            step = step.parent
+
+    def method_node(self) -> "MethodSpan":
+        return MethodSpan.of(self.call)
+
+    def real(self) -> "Step":
+        """Through local factory calls to the step that made the dataset."""
+        step = self
+        while step.method == "call" and step.parent is not None:
+            step = step.parent
+        return step
+
+    def downstream_has(self, methods: set[str], depth: int = 0) -> bool:
+        """Some pipeline built from this dataset (through names and factories) uses one of ``methods``."""
+        if depth > 20:
+            return False
+        return any(c.method in methods or c.downstream_has(methods, depth + 1) for c in self.children)
+
+
+@dataclass
+class MethodSpan:
+    """A pseudo-node from ``.method`` to the end of the call: where chain findings are reported, so
+    that a finding on a multi-line chain sits on the line of its own ``.map(``."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+    @staticmethod
+    def of(call: ast.Call) -> "MethodSpan":
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            # ``attr`` is the last token of the Attribute; the dot is just before it (``a.map``).
+            col = max(func.end_col_offset - len(func.attr.encode("utf-8")) - 1, 0)
+            return MethodSpan(func.end_lineno, col, call.end_lineno, call.end_col_offset)
+        return MethodSpan(call.lineno, call.col_offset, call.end_lineno, call.end_col_offset)
+
+
+@dataclass
+class Consumer:
+    step: Step  # the dataset that is used up
+    node: ast.AST  # the loop, call or return that uses it
+    kind: str  # "for", "fit", "iter", "return" (a local def that loops/fits on it counts as "for"/"fit")
+    epochs: bool  # iterated more than once (an epoch loop, fit(epochs>1), a fit/for in a loop)
+
+
+class Pipelines:
+    def __init__(self, facts: ModuleFacts):
+        self.facts = facts
+        self._by_call: dict[ast.Call, Step | None] = {}
+        self._returns: dict[ast.AST, Step | None] = {}
+        self._param_uses: dict[tuple, tuple[str, bool] | None] = {}
+        self.steps: list[Step] = []
+        # Cheap filters first (most calls and names have nothing to do with tf.data): the calls
+        # that may be steps, the defs that build datasets, the names that may hold one.
+        candidates: set[ast.Call] = set()
+        builders: set[ast.AST] = set()
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and (
+                func.attr in METHODS or (func.attr in _SOURCE_NAMES and facts.qualname(func) in SOURCES)
+            ) or isinstance(func, ast.Name) and func.id in _SOURCE_NAMES and facts.qualname(func) in SOURCES:
+                candidates.add(call)
+                builders.add(facts.enclosing_function(call))
+        builders.discard(None)
+        builder_names = {b.name for b in builders}
+        for call in facts.calls:
+            if last_name(call.func) in builder_names:
+                candidates.add(call)
+        self._candidates = candidates
+        self._builders = builders
+        self._dataset_names: set[str] = set()
+        for call in candidates:
+            stmt = facts.statement_of(call)
+            if isinstance(stmt, ast.Assign):
+                self._dataset_names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        for call in facts.calls:
+            if call in candidates:
+                self.step_of_call(call)
+        for step in self.steps:
+            if step.parent is not None:
+                step.parent.children.append(step)
+        self.escaped: set[Step] = set()  # datasets handed to code we cannot follow
+        self.consumers: list[Consumer] = self._find_consumers()
+        self._functions: dict = {}
+
+    def map_function(self, step: Step) -> MapFunction:
+        return map_function(self.facts, step.call, self._functions)
+
+    def maps(self) -> list[Step]:
+        return [s for s in self.steps if s.method == "map"]
+
+    # ------------------------------------------------------------------ chains
+    def dataset_of(self, expr: ast.AST | None) -> Step | None:
+        if isinstance(expr, ast.Call):
+            return self.step_of_call(expr)
+        if isinstance(expr, ast.Name) and expr.id in self._dataset_names:
+            value = self._binding(expr)
+            return self.dataset_of(value) if value is not None else None
+        return None
+
+    def step_of_call(self, call: ast.Call) -> Step | None:
+        if call in self._by_call:
+            return self._by_call[call]
+        if call not in self._candidates:
+            return None
+        self._by_call[call] = None  # guards recursion (a factory calling itself)
+        func = call.func
+        step = None
+        qualname = self.facts.qualname(func)
+        if qualname in SOURCES:
+            step = Step(qualname.rsplit(".", 1)[1], call, None, qualname=qualname)
+        elif isinstance(func, ast.Attribute) and func.attr in METHODS:
+            parent = self.dataset_of(func.value)
+            if parent is not None:
+                step = Step(func.attr, call, parent)
+        elif isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            fn = self.facts.resolve_def(func, call)
+            returned = self.returned_step(fn) if fn in self._builders else None
+            if returned is not None:
+                step = Step("call", call, returned, factory=fn)
+        if step is not None:
+            self.steps.append(step)
+        self._by_call[call] = step
+        return step
+
+    def returned_step(self, fn: ast.AST) -> Step | None:
+        """What a local def returns, if it is one dataset (a single ``return`` statement)."""
+        if fn not in self._returns:
+            self._returns[fn] = None
+            returns = list(return_statements(fn.body))
+            if len(returns) == 1 and returns[0].value is not None:
+                self._returns[fn] = self.dataset_of(returns[0].value)
+        return self._returns[fn]
+
+    def _binding(self, name: ast.Name) -> ast.AST | None:
+        """The value last assigned to ``name`` before the statement that reads it (same scope)."""
+        facts = self.facts
+        scope = facts.scope_of(name)
+        if isinstance(scope, (ast.Lambda, ast.ClassDef)):
+            return None
+        stmt = facts.statement_of(name)
+        if scope is None:
+            candidates = facts.module_assignments.get(name.id, [])
+        else:
+            candidates = facts.assignments_in(scope).get(name.id, [])
+            if not candidates and not is_parameter(scope, name.id):
+                candidates = facts.module_assignments.get(name.id, [])  # a module-level dataset
+                stmt = None
+        before = [c for c in candidates if stmt is None or line_of(c) < stmt.lineno]
+        if not before:
+            return None
+        latest = max(before, key=line_of)
+        if isinstance(latest, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name.id for t in latest.targets):
+            return latest.value
+        return None
+
+    # ------------------------------------------------------------------ consumers
+    def _find_consumers(self) -> list[Consumer]:
+        facts = self.facts
+        found: list[Consumer] = []
+        for loop in facts.loops:
+            iterables = [loop.iter] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.iter for g in getattr(loop, "generators", [])]
+            for iterable in iterables:
+                for expr in iterated(iterable):
+                    step = self.dataset_of(expr)
+                    if step is not None:
+                        found.append(Consumer(step, loop, "for", self._repeated(loop, step)))
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in KERAS_CONSUMERS:
+                for expr, is_x in keras_inputs(call):
+                    step = self.dataset_of(expr)
+                    if step is not None:
+                        epochs = func.attr == "fit" and more_than_one(facts, keyword(call, "epochs"))
+                        found.append(Consumer(step, call, "fit", epochs or self._repeated(call, step)))
+            elif isinstance(func, ast.Attribute) and func.attr == "as_numpy_iterator":
+                step = self.dataset_of(func.value)
+                if step is not None:
+                    found.append(Consumer(step, call, "iter", False))
+            elif isinstance(func, ast.Name) and func.id in ("iter", "list") and len(call.args) == 1 and not self._peek(call):
+                step = self.dataset_of(call.args[0])
+                if step is not None:
+                    found.append(Consumer(step, call, "iter", False))
+            elif any(self._maybe_dataset(a) for a in call.args) or any(self._maybe_dataset(k.value) for k in call.keywords):
+                found.extend(self._passed_to_function(call))
+        found.extend(self._returned())
+        return found
+
+    def _peek(self, call: ast.Call) -> bool:
+        """``next(iter(ds))``: one element, not a consumption worth prefetching for."""
+        parent = self.facts.parent(call)
+        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
+
+    def _maybe_dataset(self, expr: ast.AST) -> bool:
+        return (isinstance(expr, ast.Name) and expr.id in self._dataset_names) or expr in self._candidates
+
+    def _passed_to_function(self, call: ast.Call) -> list[Consumer]:
+        """A dataset passed to a local def that loops over it (or fits on it) is consumed there."""
+        found = []
+        arguments = [(i, a) for i, a in enumerate(call.args)] + [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        for position, argument in arguments:
+            step = self.dataset_of(argument)
+            if step is None or (isinstance(call.func, ast.Name) and call.func.id in _HARMLESS):
+                continue
+            fn = self.facts.resolve_def(call.func, call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+            param = parameter(fn, position) if isinstance(fn, FunctionNode) else None
+            use = self._parameter_use(fn, param) if param else None
+            if use is None:
+                self.escaped.add(step)  # somewhere we cannot follow: it may be transformed further
+                continue
+            kind, epochs = use
+            found.append(Consumer(step, call, kind, epochs or bool(self.facts.enclosing_loops(call))))
+        return found
+
+    def _parameter_use(self, fn: ast.AST, param: str) -> tuple[str, bool] | None:
+        key = (fn, param)
+        if key not in self._param_uses:
+            self._param_uses[key] = consumed_parameter(self.facts, fn, param)
+        return self._param_uses[key]
+
+    def _returned(self) -> list[Consumer]:
+        """``return ds`` in a def no local caller continues: the def builds a finished pipeline."""
+        found = []
+        defs = {self.facts.enclosing_function(s.call) for s in self.steps} - {None}
+        for fn in sorted(defs, key=lambda d: d.lineno):
+            returned = self.returned_step(fn)
+            if returned is None:
+                continue
+            callers = [s for s in self.steps if s.method == "call" and s.factory is fn]
+            if any(s.children or s in self.escaped for s in callers) or returned in self.escaped:
+                continue
+            ret = next(return_statements(fn.body))
+            found.append(Consumer(returned, ret, "return", False))
+        return found
+
+    def _repeated(self, node: ast.AST, step: Step) -> bool:
+        """``node`` runs in a loop that does not also rebuild the dataset (an epoch loop)."""
+        loops = self.facts.enclosing_loops(node)
+        if not loops:
+            return False
+        outer = loops[-1]
+        return not any(inside(self.facts, s.call, outer) for s in step.upstream())
+
+
+def pipelines(ctx) -> Pipelines:
+    if "tfperf_pipelines" not in ctx.cache:
+        ctx.cache["tfperf_pipelines"] = Pipelines(ctx.facts)
+    return ctx.cache["tfperf_pipelines"]
+
+
+def dataset_label(ctx, step: Step) -> str:
+    """How messages name a dataset: the variable it is assigned to, else its last call."""
+    stmt = ctx.facts.statement_of(step.call)
+    if isinstance(stmt, ast.Assign) and stmt.value is step.call and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return f"`{stmt.targets[0].id}`"
+    if step.is_source:
+        return f"`{step.method}(...)`"
+    return f"`...{step.method}({_short_args(ctx, step.call)})`"
+
+
+def _short_args(ctx, call: ast.Call) -> str:
+    text = ", ".join(ctx.source.segment(a) for a in call.args)
+    return text if len(text) <= 30 else "..."
+
+
+def step_at(ctx, finding) -> Step | None:
+    """The step a finding was reported on (``fix`` runs later, on the same analysis)."""
+    start = finding.span.start
+    for step in pipelines(ctx).steps:
+        node = step.method_node()
+        if node.lineno - 1 == start.line and ctx.source.char_col(start.line, node.col_offset) == start.col:
+            return step
+    return None

@@ -1,0 +1,273 @@
+"""TFP704: an expensive deterministic ``map`` re-run on every epoch, without ``.cache()``."""
+from __future__ import annotations
+
+from tfperf_lsp.model import Edit, Fix, Severity, Span
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.input_pipeline._mapfn import function_label
+from tfperf_lsp.rules.input_pipeline._astutil import int_constant
+from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
+
+_WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
+          "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
+
+
+class NoCache(Rule):
+    code = "TFP704"
+    name = "no-cache"
+    category = "input-pipeline"
+    severity = Severity.INFORMATION
+    summary = "Expensive deterministic Dataset.map re-run every epoch: cache its output"
+    doc_url = "https://www.tensorflow.org/guide/data_performance#caching"
+    docs = """
+    ## What it does
+    Finds a tf.data `.map(f)` where `f` is expensive (a decode, parse, read or resize op, or
+    many ops) and deterministic, in a pipeline that is iterated for several epochs - a `for`
+    loop over it inside another loop, `fit(..., epochs=N)` with N > 1, a `repeat()` after the
+    map, or a local function that does one of these with it - with no `.cache()` after the map.
+
+    ## Why is this slow
+    Every epoch runs `f` again on every element and gets the same results. `.cache()` after
+    the map keeps them (in memory, or in a file with `.cache(filename)`) from the second epoch
+    on (tf.data performance guide, "Caching"; catalog D4).
+
+    ## When it stays silent
+    When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
+    the first epoch's random images, catalog trap 15), is stateful or calls code tfperf cannot
+    see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when the
+    dataset is iterated once, or rebuilt inside the epoch loop.
+
+    ## Fix
+    Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
+    dataset in memory (use `.cache(filename)` for large data). Not offered (hint only) when a
+    `shuffle`, a random map or a `repeat` comes before the map: caching after a shuffle replays
+    the first epoch's order in every epoch, and caching an infinite dataset never completes;
+    there, move the map before the shuffle and cache after it.
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def preprocess(image):
+                image = tf.cast(image, tf.float32) / 255.0
+                image = tf.image.resize(image, [8, 8])
+                return (image - 0.5) / 0.25
+
+            images = np.arange(6 * 4 * 4 * 3, dtype=np.uint8).reshape(6, 4, 4, 3)
+            ds = tf.data.Dataset.from_tensor_slices(images)
+            ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+            ds = ds.batch(3).prefetch(1)
+            epoch_sums = []
+            for epoch in range(3):
+                total = 0.0
+                for batch in ds:
+                    total += float(tf.reduce_sum(batch))
+                epoch_sums.append(total)
+            epoch_sums = np.array(epoch_sums)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def preprocess(image):
+                image = tf.cast(image, tf.float32) / 255.0
+                image = tf.image.resize(image, [8, 8])
+                return (image - 0.5) / 0.25
+
+            images = np.arange(6 * 4 * 4 * 3, dtype=np.uint8).reshape(6, 4, 4, 3)
+            ds = tf.data.Dataset.from_tensor_slices(images)
+            ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).cache()
+            ds = ds.batch(3).prefetch(1)
+            epoch_sums = []
+            for epoch in range(3):
+                total = 0.0
+                for batch in ds:
+                    total += float(tf.reduce_sum(batch))
+                epoch_sums.append(total)
+            epoch_sums = np.array(epoch_sums)
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def parse(line):
+                return tf.strings.to_number(tf.strings.split(line, ","))
+
+            lines = tf.data.Dataset.from_tensor_slices(["1,2,3", "4,5,6", "0,1,0", "2,2,2"])
+            ds = lines.map(parse, num_parallel_calls=2).map(lambda v: (v, tf.reduce_sum(v, keepdims=True)), num_parallel_calls=2)
+            tf.keras.utils.set_random_seed(1)
+            model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
+            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
+            model.fit(ds.batch(2).prefetch(1), epochs=3, verbose=0)
+            kernel = model.get_weights()[0]
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def parse(line):
+                return tf.strings.to_number(tf.strings.split(line, ","))
+
+            lines = tf.data.Dataset.from_tensor_slices(["1,2,3", "4,5,6", "0,1,0", "2,2,2"])
+            ds = lines.map(parse, num_parallel_calls=2).cache().map(lambda v: (v, tf.reduce_sum(v, keepdims=True)), num_parallel_calls=2)
+            tf.keras.utils.set_random_seed(1)
+            model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
+            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
+            model.fit(ds.batch(2).prefetch(1), epochs=3, verbose=0)
+            kernel = model.get_weights()[0]
+            """,
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def decode(image):
+                return tf.image.resize(image, [8, 8])
+
+            images = tf.reshape(tf.range(8 * 4 * 4 * 3, dtype=tf.float32), [8, 4, 4, 3])
+            ds = tf.data.Dataset.from_tensor_slices(images).shuffle(8)
+            ds = ds.map(decode, num_parallel_calls=2).batch(4).prefetch(1)
+            for epoch in range(2):
+                for batch in ds:
+                    pass
+            """,
+            expect_no_fix=True,
+            note="shuffled before the map: a cache after it would replay the first epoch's order",
+            verify="""
+            cached = tf.data.Dataset.range(8).shuffle(8).cache()
+            assert list(cached.as_numpy_iterator()) == list(cached.as_numpy_iterator())  # order frozen
+            fresh = tf.data.Dataset.range(8).shuffle(8)
+            assert any(list(fresh.as_numpy_iterator()) != list(fresh.as_numpy_iterator()) for _ in range(5))
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            def augment(image):
+                image = tf.image.resize(image, [64, 64])
+                return tf.image.random_flip_left_right(image)  # random: never cache after it
+
+            def decode(image):
+                return tf.image.resize(tf.cast(image, tf.float32), [64, 64])
+
+            images = tf.zeros([8, 32, 32, 3])
+            train = tf.data.Dataset.from_tensor_slices(images).map(augment).batch(4).prefetch(1)
+            cached = tf.data.Dataset.from_tensor_slices(images).map(decode).cache().batch(4).prefetch(1)
+            once = tf.data.Dataset.from_tensor_slices(images).map(decode).batch(4).prefetch(1)
+            for epoch in range(3):
+                for batch in train:
+                    pass
+                for batch in cached:
+                    pass
+            for batch in once:  # a single pass
+                pass
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def decode(image):
+                return tf.image.resize(tf.cast(image, tf.float32), [64, 64])
+
+            for epoch in range(3):  # the pipeline is rebuilt every epoch: a cache would not survive
+                ds = tf.data.Dataset.from_tensor_slices(tf.zeros([8, 32, 32, 3])).map(decode).batch(4).prefetch(1)
+                for batch in ds:
+                    pass
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        model = pipelines(ctx)
+        for step in model.maps():
+            fn = model.map_function(step)
+            if not fn.pure or not fn.is_expensive:
+                continue
+            consumer = _repeated_consumer(ctx, model, step)
+            if consumer is None:
+                continue
+            label = function_label(step.call)
+            why = fn.expensive or f"{fn.cost} ops"
+            blocker = _upstream_blocker(model, step)
+            where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
+            if blocker:
+                yield self.finding(
+                    ctx, step.method_node(),
+                    f"`map({label})` ({why}) gives the same results every epoch ({where}), but a cache after "
+                    f"it would freeze the {blocker} before it: {_ADVICE[blocker]}",
+                    label="re-mapped every epoch",
+                )
+                continue
+            yield self.finding(
+                ctx, step.method_node(),
+                f"`map({label})` ({why}) gives the same results every epoch ({where}): add `.cache()` "
+                f"after it if the mapped dataset fits in memory",
+                label="re-mapped every epoch",
+                fix_title="Add .cache() after the map",
+                fix_applicability="unsafe",
+            )
+
+    def fix(self, ctx, finding):
+        step = step_at(ctx, finding)
+        if step is None:
+            return None
+        end = ctx.source.span(step.call).end
+        return Fix(finding.fix_title, (Edit(Span(end, end), ".cache()"),), "unsafe")
+
+
+_ADVICE = {
+    "shuffle": "map and `.cache()` first, then shuffle",
+    "repeat": "`.cache()` after the map, then repeat",
+    "random map": "cache the deterministic work before the random map",
+    "file order of list_files": "`list_files(..., shuffle=False)`, map, `.cache()`, then shuffle",
+}
+
+
+class _Repeat:
+    kind = "repeat"
+
+
+def _repeated_consumer(ctx, model, step):
+    """A consumer that iterates a pipeline containing ``step`` several times, with no cache after it."""
+    for consumer in model.consumers:
+        chain = list(consumer.step.upstream())
+        if step not in chain:
+            continue
+        after = chain[: chain.index(step)]
+        if any(s.method in ("cache", "snapshot") for s in after):
+            continue
+        if consumer.epochs:
+            return consumer
+        if any(s.method == "repeat" and _repeats(ctx, s) for s in after):
+            return _Repeat()
+    return None
+
+
+def _repeats(ctx, step) -> bool:
+    count = step.call.args[0] if step.call.args else next((k.value for k in step.call.keywords if k.arg == "count"), None)
+    if count is None:
+        return True
+    value = int_constant(ctx.facts, count)
+    return value is None or value > 1 or value == -1
+
+
+def _upstream_blocker(model, step) -> str | None:
+    for before in (step.parent.upstream() if step.parent else ()):
+        if before.method == "shuffle":
+            return "shuffle"
+        if before.method == "repeat":
+            return "repeat"
+        if before.method == "map" and model.map_function(before).random:
+            return "random map"
+        if before.qualname and before.qualname.endswith("list_files") and not _no_shuffle(before):
+            return "file order of list_files"
+    return None
+
+
+def _no_shuffle(step) -> bool:
+    return any(k.arg == "shuffle" and getattr(k.value, "value", None) is False for k in step.call.keywords)

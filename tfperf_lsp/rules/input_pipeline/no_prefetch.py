@@ -1,0 +1,197 @@
+"""TFP702: a tf.data pipeline consumed without a trailing ``.prefetch``."""
+from __future__ import annotations
+
+from tfperf_lsp.model import Edit, Fix, Severity, Span
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.input_pipeline._astutil import int_constant
+from tfperf_lsp.rules.input_pipeline._pipeline import (
+    BATCH_METHODS,
+    BATCHED_SOURCES,
+    LIGHT_METHODS,
+    WORK_METHODS,
+    dataset_label,
+    pipelines,
+    step_at,
+)
+
+_HOW = {"for": "iterated", "fit": "fed to Keras", "iter": "iterated", "return": "returned"}
+
+
+class NoPrefetch(Rule):
+    code = "TFP702"
+    name = "no-prefetch"
+    category = "input-pipeline"
+    severity = Severity.WARNING
+    summary = "tf.data pipeline consumed without a trailing prefetch: input and training do not overlap"
+    doc_url = "https://www.tensorflow.org/guide/data_performance#prefetching"
+    docs = """
+    ## What it does
+    Finds a tf.data pipeline that is used up - iterated by a `for` loop or comprehension, passed
+    to `fit`/`evaluate`/`predict`, to `iter()`, to a local function that loops over it, or
+    returned (batched) from a function whose result no local caller transforms further - when no
+    `.prefetch` follows its last transformation. The finding sits on that last transformation.
+
+    ## Why is this slow
+    Without prefetch, the producer and the consumer take turns: the model waits while the next
+    batch is prepared, then the pipeline waits while the model trains (tf.data performance guide,
+    "Prefetching"; catalog D2). `prefetch(tf.data.AUTOTUNE)` overlaps the two. We have no number of
+    our own: on the 2-core CPU test machine, where producer and consumer share the same cores,
+    the difference was lost in noise; the gain is largest when the model runs on an accelerator.
+
+    ## When it stays silent
+    When only a few elements are taken (`ds.take(1)`, `next(iter(ds))`: a peek), when `.prefetch`
+    comes after the last transformation (steps like `repeat`, `take`, `cache`
+    or `with_options` may follow it), when the dataset is an intermediate one that a later
+    pipeline continues (and that pipeline prefetches), when the pipeline does no work (a bare
+    `from_tensor_slices`), when a function returns an unbatched dataset (its callers, maybe in
+    other files, are expected to finish it), and when the dataset goes somewhere tfperf cannot
+    follow.
+
+    ## Fix
+    Append `.prefetch(tf.data.AUTOTUNE)` to the last transformation. Safe: the elements and
+    their order are unchanged; it holds a few more elements in memory.
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            features = np.arange(24, dtype=np.float32).reshape(12, 2)
+            ds = tf.data.Dataset.from_tensor_slices(features)
+            ds = ds.batch(4)  # 3 batches
+            batches = np.stack([b.numpy() for b in ds])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            features = np.arange(24, dtype=np.float32).reshape(12, 2)
+            ds = tf.data.Dataset.from_tensor_slices(features)
+            ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)  # 3 batches
+            batches = np.stack([b.numpy() for b in ds])
+            """,
+        ),
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def make_dataset(x):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4)
+
+            features = np.arange(16, dtype=np.float32).reshape(8, 2)
+            batches = np.stack([b.numpy() for b in make_dataset(features)])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def make_dataset(x):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4).prefetch(tf.data.AUTOTUNE)
+
+            features = np.arange(16, dtype=np.float32).reshape(8, 2)
+            batches = np.stack([b.numpy() for b in make_dataset(features)])
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            base = tf.data.Dataset.range(100).batch(10)
+            for peek in base.take(1):  # a look at one batch; the training pipeline prefetches
+                print(peek.shape)
+            train = base.prefetch(tf.data.AUTOTUNE).repeat(2)
+            for batch in train:
+                pass
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            def load_records(files):
+                # unbatched: callers finish the pipeline (batch, prefetch)
+                return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor)
+
+            for x in tf.data.Dataset.range(3):  # no transformation: nothing to overlap
+                pass
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        model = pipelines(ctx)
+        reported = set()
+        for consumer in model.consumers:
+            if _without_prefetch(consumer.step) is None:
+                continue
+            end = consumer.step.real()  # the fix appends prefetch here, at the end of the chain
+            chain = list(end.upstream())
+            if not any(s.method in WORK_METHODS or s.qualname in BATCHED_SOURCES for s in chain):
+                continue
+            if consumer.kind == "return" and not any(s.method in BATCH_METHODS or s.qualname in BATCHED_SOURCES for s in chain):
+                continue
+            if any(_continues_to_prefetch(s) for s in _through_light(consumer.step)):
+                continue  # an intermediate look at a dataset whose real pipeline prefetches
+            if any(_few(ctx, s) for s in _through_light(consumer.step)):
+                continue  # ``ds.take(1)``: a peek at a few elements
+            if end in reported:
+                continue
+            reported.add(end)
+            name = dataset_label(ctx, end)
+            how = _HOW.get(consumer.kind, "consumed")
+            yield self.finding(
+                ctx, end.method_node(),
+                f"The pipeline {name} is {how} without `.prefetch`: append `.prefetch(tf.data.AUTOTUNE)` "
+                f"so that preparing the next batch overlaps the current step",
+                label="no prefetch",
+                fix_title="Append .prefetch(tf.data.AUTOTUNE)",
+            )
+
+    def fix(self, ctx, finding):
+        step = step_at(ctx, finding)
+        if step is None:
+            return None
+        alias, extra = tf_alias(ctx)
+        end = ctx.source.span(step.call).end
+        return Fix(f"Append .prefetch({alias}.data.AUTOTUNE)", (Edit(Span(end, end), f".prefetch({alias}.data.AUTOTUNE)"), *extra))
+
+
+def _without_prefetch(step):
+    """The last real transformation of a consumed chain that lacks prefetch (None: it prefetches)."""
+    current = step
+    while current is not None:
+        if current.method == "prefetch":
+            return None
+        if current.method in LIGHT_METHODS or current.method == "call":
+            current = current.parent
+            continue
+        return current
+    return None
+
+
+def _through_light(step):
+    """The consumed step and the light steps (take, repeat, ...) back to the last transformation."""
+    current = step
+    while current is not None:
+        yield current
+        if current.method not in LIGHT_METHODS and current.method != "call":
+            return
+        current = current.parent
+
+
+def _few(ctx, step, limit: int = 10) -> bool:
+    if step.method != "take":
+        return False
+    count = int_constant(ctx.facts, step.call.args[0] if step.call.args else None)
+    return count is not None and 0 <= count <= limit
+
+
+def _continues_to_prefetch(step) -> bool:
+    return step.downstream_has({"prefetch"})

@@ -1,0 +1,193 @@
+"""Facts the TFP8xx rules share: is a receiver a Keras model, which Keras a fix should target,
+and how big a model is (as far as its construction in this file shows)."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.environment import installed_version, major_minor, tf_keras_major, TENSORFLOW_DISTRIBUTIONS
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.models import creates_model, is_model_name
+
+# Keywords only Keras' predict/fit/train_on_batch take (scikit-learn, XGBoost, LightGBM take none).
+KERAS_KEYWORDS = {"verbose", "batch_size", "steps", "callbacks", "epochs", "validation_data", "shuffle",
+                  "steps_per_epoch", "class_weight", "sample_weight", "initial_epoch", "validation_split"}
+_OTHER_ML = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "joblib", "torch")
+_MODEL_WORDS = ("model", "net", "classifier", "regressor", "encoder", "decoder", "autoencoder")
+
+
+def uses_keras(facts: ModuleFacts) -> bool:
+    return bool(facts.imports.keras_sources) or facts.imports.alias_for("tensorflow") is not None
+
+
+def _other_ml(facts: ModuleFacts) -> bool:
+    return any(q.split(".")[0] in _OTHER_ML for q in facts.imports.bindings.values())
+
+
+def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
+    """Why ``call``'s receiver (``x.predict(...)``) is a Keras model: "model" (built in this file),
+    "keywords" (a Keras-only keyword), "name" (a model-like name in a Keras file), or None."""
+    receiver = call.func.value
+    if isinstance(receiver, ast.Name) and is_model_name(facts, receiver):
+        return "model"
+    if not uses_keras(facts):
+        return None
+    if any(kw.arg in KERAS_KEYWORDS for kw in call.keywords):
+        return "keywords"
+    name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else ""
+    if any(word in name.lower() for word in _MODEL_WORDS) and not _other_ml(facts):
+        return "name"
+    return None
+
+
+def model_construction(facts: ModuleFacts, name: ast.Name, at: ast.AST | None = None) -> tuple[ast.Call, ast.AST | None] | None:
+    """The call that builds the model ``name`` holds, and the def it runs in (None: module level).
+
+    Follows ``model = build()`` into a local factory's ``return``."""
+    scope = facts.enclosing_function(at or name)
+    assigned = facts.assignments_in(scope).get(name.id, []) if scope is not None else facts.module_assignments.get(name.id, [])
+    line = (at or name).lineno
+    before = [a for a in assigned if isinstance(a, ast.Assign) and a.lineno <= line]
+    if not before:
+        return None
+    value = max(before, key=lambda a: a.lineno).value
+    return _construction(facts, value, scope, 0)
+
+
+def _construction(facts, value, scope, depth):
+    if not isinstance(value, ast.Call) or depth > 3 or not creates_model(facts, value):
+        return None
+    qualname = facts.qualname(value.func) or ""
+    if qualname.startswith("keras.") or not isinstance(value.func, ast.Name):
+        return value, scope
+    factory = facts.module_defs.get(value.func.id)
+    if not isinstance(factory, FunctionNode):
+        return None
+    for node in walk_same_scope(factory):
+        if isinstance(node, ast.Return) and node.value is not None:
+            if isinstance(node.value, ast.Name):
+                for source in facts.assignments_in(factory).get(node.value.id, []):
+                    if isinstance(source, ast.Assign):
+                        found = _construction(facts, source.value, factory, depth + 1)
+                        if found:
+                            return found
+            else:
+                found = _construction(facts, node.value, factory, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def multi_output(facts: ModuleFacts, construction: ast.Call) -> bool:
+    """``Model(inputs, [a, b])``: ``model(x)`` returns a list, ``predict`` a list of arrays."""
+    outputs = construction.args[1] if len(construction.args) > 1 else next(
+        (k.value for k in construction.keywords if k.arg == "outputs"), None)
+    return isinstance(outputs, (ast.List, ast.Tuple, ast.Dict)) and len(getattr(outputs, "elts", getattr(outputs, "keys", []))) != 1
+
+
+# ---------------------------------------------------------------------- Keras 2 or 3
+def target_keras(facts: ModuleFacts, settings) -> int | None:
+    """The Keras a public import should use, telling Keras 2 from 3 as analysis/environment.py
+    does, but ignoring ``tensorflow.python.keras`` itself (the import being replaced)."""
+    configured = getattr(settings, "keras_version", None)
+    if configured and str(configured)[0] in "23":
+        return int(str(configured)[0])
+    sources = facts.imports.keras_sources
+    if "tf_keras" in sources:
+        return 2
+    if "keras" in sources:
+        installed = major_minor(installed_version("keras"))
+        return 3 if installed and installed[0] >= 3 else (2 if installed else None)
+    return tf_keras_major()
+
+
+def tf_before(major: int, minor: int) -> bool:
+    version = major_minor(installed_version(*TENSORFLOW_DISTRIBUTIONS))
+    return version is not None and version < (major, minor)
+
+
+def tf_before_216() -> bool:
+    return tf_before(2, 16)
+
+
+# ---------------------------------------------------------------------- model size
+_SMALL_LAYERS = {
+    "Input", "InputLayer", "Dense", "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
+    "BatchNormalization", "LayerNormalization", "Reshape", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
+    "AveragePooling2D", "Conv1D", "Conv2D", "Rescaling", "Normalization",
+}
+MAX_UNITS = 256  # Dense units
+MAX_FILTERS = 64  # Conv filters
+MAX_KERNEL = 5
+MAX_WEIGHTED_LAYERS = 6
+
+
+def small_model(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None) -> str | None:
+    """A short description ("3 layers, Dense(32) at most") when every layer that builds the model
+    is visible, cheap and small; None when it is big or tfperf cannot see all of it."""
+    if scope is None:
+        return None  # module-level functional models mix with other code: not worth guessing
+    cache = facts.__dict__.setdefault("_tfperf_small_models", {})  # lives as long as one analysis
+    if scope not in cache:
+        cache[scope] = _small(facts, scope)
+    return cache[scope]
+
+
+def _small(facts: ModuleFacts, scope: ast.AST) -> str | None:
+    layers = []
+    for node in walk_same_scope(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        qualname = facts.qualname(node.func) or ""
+        if qualname.startswith("keras.layers."):
+            layers.append(node)
+        elif qualname.startswith("keras.applications.") or (not qualname and not _known_helper(node.func)):
+            return None  # a pretrained or hand-written building block: its size is not visible
+        elif qualname in _MODEL_BUILDERS and any(isinstance(e, ast.Name) for e in _listed_layers(node)):
+            return None  # Sequential([base_model, ...]): a model inside the model
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "add" and any(not isinstance(a, ast.Call) for a in node.args):
+            return None  # model.add(base_model)
+    if not layers or any(facts.enclosing_loops(layer) for layer in layers):
+        return None  # layers built in a loop: their number is not visible
+    weighted = 0
+    widest = 0
+    for layer in layers:
+        kind = facts.qualname(layer.func).rsplit(".", 1)[1]
+        if kind not in _SMALL_LAYERS:
+            return None
+        if kind == "Dense" or kind.startswith("Conv"):
+            weighted += 1
+            size = _int(layer.args[0] if layer.args else next((k.value for k in layer.keywords if k.arg in ("units", "filters")), None))
+            limit = MAX_UNITS if kind == "Dense" else MAX_FILTERS
+            if size is None or size > limit:
+                return None
+            if kind.startswith("Conv"):
+                kernel = layer.args[1] if len(layer.args) > 1 else next((k.value for k in layer.keywords if k.arg == "kernel_size"), None)
+                sizes = kernel.elts if isinstance(kernel, ast.Tuple) else [kernel]
+                if any(_int(k) is None or _int(k) > MAX_KERNEL for k in sizes):
+                    return None
+            widest = max(widest, size)
+    if weighted == 0 or weighted > MAX_WEIGHTED_LAYERS:
+        return None
+    return f"{weighted} weighted layer{'s' if weighted > 1 else ''}, at most {widest} units"
+
+
+_MODEL_BUILDERS = {"keras.Sequential", "keras.models.Sequential"}
+_HELPERS = {"len", "range", "print", "int", "float", "tuple", "list", "dict", "zip", "min", "max", "isinstance"}
+
+
+def _known_helper(func: ast.AST) -> bool:
+    """Calls a factory may make besides Keras: builtins, methods (``model.compile``), and applying
+    a layer it builds (``Dense(8)(x)``: the inner call is checked on its own)."""
+    return isinstance(func, (ast.Attribute, ast.Call)) or (isinstance(func, ast.Name) and func.id in _HELPERS)
+
+
+def _listed_layers(call: ast.Call) -> list[ast.AST]:
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "layers"), None)
+    return list(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else []
+
+
+def _int(expr) -> int | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    return None

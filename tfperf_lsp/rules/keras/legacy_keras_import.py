@@ -1,0 +1,262 @@
+"""TFP804: imports from ``tensorflow.python.keras``, TensorFlow's private legacy copy of Keras."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.keras._keras import target_keras, tf_before_216
+
+LEGACY = "tensorflow.python.keras"
+# Public submodules whose names map one-to-one from the legacy copy.
+_SAME_API = {"layers", "models", "optimizers", "losses", "metrics", "activations", "initializers",
+             "regularizers", "constraints", "callbacks"}
+ONE_TO_ONE = {
+    2: _SAME_API | {"backend", "utils", "preprocessing", "applications", "datasets", "mixed_precision"},
+    3: _SAME_API,  # Keras 3's backend, utils and preprocessing are different APIs
+}
+_TOP_LEVEL = {"Input", "Model", "Sequential"}
+# Names of the legacy layers/models/optimizers that Keras 3 no longer has.
+_GONE_IN_3 = {"DenseFeatures", "CuDNNLSTM", "CuDNNGRU", "ThresholdedReLU", "LocallyConnected1D",
+              "LocallyConnected2D", "experimental", "Optimizer"}
+
+
+class LegacyKerasImport(Rule):
+    code = "TFP804"
+    name = "legacy-keras-import"
+    category = "keras"
+    severity = Severity.WARNING
+    summary = "import from tensorflow.python.keras (private, frozen Keras 2 copy): use the public Keras"
+    doc_url = "https://www.tensorflow.org/guide/keras"
+    docs = """
+    ## What it does
+    Finds imports from `tensorflow.python.keras` in any form: `from tensorflow.python.keras.layers
+    import Dense`, `from tensorflow.python.keras import optimizers`, `import
+    tensorflow.python.keras.backend as K`, `from tensorflow.python import keras`.
+
+    ## Why is this slow
+    It is TensorFlow's private copy of Keras 2, frozen since TF 2.6 (keras-team/keras#15056;
+    deletion notice in tensorflow/tensorflow PR #58169). Seed 004's answer lists it as its
+    major "don't": "it can run 10-100x slower, and w/ plenty of bugs". It is a separate class
+    hierarchy: its layers cannot be mixed with `tf.keras` models. Measured on TF 2.21: it still
+    imports, but `tensorflow.python.keras.optimizers` no longer has `Adam`, and a legacy model's
+    `fit` raises `AttributeError: module 'tensorflow.python.distribute.input_lib' has no
+    attribute 'DistributedDatasetInterface'`; `train_on_batch` still runs; a legacy `Dense`
+    passed to a `tf.keras.Sequential` raises ValueError (catalog K4).
+
+    ## When it stays silent
+    For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
+    and for other `tensorflow.python` internals.
+
+    ## Fix
+    The same import from the public Keras of this environment, chosen as for every Keras fix
+    (`[tool.tfperf] kerasVersion`, then the file's other Keras imports, then the installed
+    TensorFlow/Keras: catalog trap 12):
+    - Keras 3 (TF >= 2.16): `tensorflow.keras...` (`keras...` when the file already imports
+      `keras`); only `layers`, `models`, `optimizers`, `losses`, `metrics`, `activations`,
+      `initializers`, `regularizers`, `constraints`, `callbacks` and `Input`/`Model`/`Sequential`,
+      without names Keras 3 dropped (`CuDNNLSTM`, `DenseFeatures`, `ThresholdedReLU`,
+      `LocallyConnected*`, `Optimizer`, `experimental`): Keras 3's `backend`/`utils` differ;
+    - Keras 2: `tf_keras...` (TF >= 2.16, `pip install tf_keras` and `TF_USE_LEGACY_KERAS=1`) or
+      `tensorflow.keras...` (TF < 2.16); also `backend`, `utils`, `preprocessing`, `applications`.
+    Deeper private paths (`tensorflow.python.keras.engine.training`) get no fix. Marked unsafe:
+    the classes change (to the maintained ones), and Keras 3 rejects some Keras 2 arguments
+    (`Adam(lr=...)`), so run the code after the change. Without a known Keras version, hint only.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+            from tensorflow.python.keras.layers import Dense  # the legacy Keras 2 copy
+
+            layer = Dense(2, kernel_initializer="ones", bias_initializer="zeros")
+            outputs = layer(tf.ones([1, 3]))
+            """,
+            fixed="""
+            import tensorflow as tf
+            from tensorflow.keras.layers import Dense  # the legacy Keras 2 copy
+
+            layer = Dense(2, kernel_initializer="ones", bias_initializer="zeros")
+            outputs = layer(tf.ones([1, 3]))
+            """,
+            verify="assert not isinstance(layer, tf.keras.layers.Layer)  # a separate class hierarchy",
+            verify_fixed="assert isinstance(layer, tf.keras.layers.Layer)",
+            note="fixed text for Keras 3 (TF 2.21 installed); Keras 2 gives tf_keras",
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
+            try:
+                from tensorflow.python.keras import (
+                    layers,  # Dense, Dropout
+                    models,
+                )
+            except ImportError:
+                layers = models = None
+            if layers is not None:
+                net = models.Sequential([layers.Dense(1, kernel_initializer="ones", input_shape=(2,))])
+                total = net(tf.ones([1, 2]))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            try:
+                from tensorflow.keras import (
+                    layers,  # Dense, Dropout
+                    models,
+                )
+            except ImportError:
+                layers = models = None
+            if layers is not None:
+                net = models.Sequential([layers.Dense(1, kernel_initializer="ones", input_shape=(2,))])
+                total = net(tf.ones([1, 2]))
+            """,
+        ),
+        Example(
+            """
+            import tensorflow.python.keras.engine.training as training
+            from tensorflow.python.keras import backend as K
+            """,
+            count=2,
+            expect_no_fix=True,
+            note="a private module path, and Keras 3's backend is a different API",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import keras
+            import tensorflow as tf
+            from tensorflow import keras as tfk
+            from tensorflow.keras.layers import Dense
+            from tensorflow.python.framework import ops  # other internals: not Keras
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        target = target_keras(facts, ctx.settings)
+        for node in _imports(facts):
+            legacy = _legacy_module(node)
+            if legacy is None:
+                continue
+            replacement = _replacement(facts, node, target)
+            public = _public_name(facts, target)
+            yield self.finding(
+                ctx, node,
+                f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 (a separate class hierarchy; on "
+                f"TF 2.21 its fit() fails): import from {public} instead",
+                label="legacy Keras import",
+                fix_title=f"Import from {replacement[1]}" if replacement else None,
+                fix_applicability="unsafe",
+                text=replacement[0] if replacement else None,
+                whole=replacement[2] if replacement else False,
+            )
+
+    def fix(self, ctx, finding):
+        node = next((n for n in _imports(ctx.facts) if ctx.source.span(n) == finding.span), None)
+        text = finding.data.get("text")
+        if node is None or text is None:
+            return None
+        if finding.data.get("whole"):
+            edit = Edit(ctx.source.span(node), text)
+        elif isinstance(node, ast.ImportFrom):
+            edit = replace_in_statement(
+                ctx.source, node, node, cst.ImportFrom,
+                lambda n: n.with_changes(module=cst.parse_expression(text)),
+            )
+        else:
+            edit = replace_in_statement(
+                ctx.source, node, node, cst.Import,
+                lambda n: n.with_changes(names=[n.names[0].with_changes(name=cst.parse_expression(text))]),
+            )
+        return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
+
+
+def _imports(facts):
+    """Every import statement: those that bind names, plus ``*`` imports at module level."""
+    nodes = set(facts.imports.import_nodes.values())
+    stack = list(facts.tree.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+            nodes.add(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(inner)
+        for handler in getattr(stmt, "handlers", []):
+            stack.extend(handler.body)
+    return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _legacy_module(node) -> str | None:
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        if node.module == LEGACY or node.module.startswith(LEGACY + "."):
+            return node.module
+        if node.module == "tensorflow.python" and any(a.name == "keras" for a in node.names):
+            return LEGACY
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name == LEGACY or alias.name.startswith(LEGACY + "."):
+                return alias.name
+    return None
+
+
+def _prefix(facts, target: int | None) -> str | None:
+    if target == 3:
+        return "keras" if "keras" in facts.imports.keras_sources else "tensorflow.keras"
+    if target == 2:
+        return "tensorflow.keras" if tf_before_216() else "tf_keras"
+    return None
+
+
+def _public_name(facts, target) -> str:
+    prefix = _prefix(facts, target)
+    if prefix is None:
+        return "`keras`/`tf.keras` (Keras 3) or `tf_keras` (Keras 2)"
+    return f"`{prefix}` (Keras {target} here)"
+
+
+def _whole_keras(prefix: str, alias: str) -> str:
+    """An import statement binding the whole public Keras package to ``alias``."""
+    if prefix == "tf_keras":
+        return f"import tf_keras as {alias}"
+    text = "import keras" if prefix == "keras" else f"from {prefix.rsplit('.', 1)[0]} import keras"
+    return text + (f" as {alias}" if alias != "keras" else "")
+
+
+def _replacement(facts, node, target) -> tuple[str, str, bool] | None:
+    """(new module or statement text, title, whole statement?) for a one-to-one import, or None."""
+    prefix = _prefix(facts, target)
+    if prefix is None:
+        return None
+    allowed = ONE_TO_ONE[target]
+    if isinstance(node, ast.ImportFrom):
+        if node.module == "tensorflow.python":
+            if len(node.names) != 1:
+                return None
+            return _whole_keras(prefix, node.names[0].asname or "keras"), prefix, True
+        sub = node.module[len(LEGACY):].lstrip(".")
+        names = {a.name for a in node.names}
+        if not sub:
+            if not names <= allowed | _TOP_LEVEL:
+                return None
+        elif sub not in allowed or (target == 3 and names & _GONE_IN_3) or "*" in names:
+            return None
+        module = f"{prefix}.{sub}" if sub else prefix
+        return module, module, False
+    alias = node.names[0]
+    sub = alias.name[len(LEGACY):].lstrip(".")
+    if len(node.names) != 1 or not alias.asname:
+        return None
+    if not sub:
+        return _whole_keras(prefix, alias.asname), prefix, True
+    if sub not in allowed:
+        return None
+    return f"{prefix}.{sub}", f"{prefix}.{sub}", False

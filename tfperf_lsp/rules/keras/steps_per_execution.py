@@ -1,0 +1,258 @@
+"""TFP805: a small Keras model compiled without ``steps_per_execution`` and trained with ``fit``."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfperf_lsp.analysis.facts import walk_same_scope
+from tfperf_lsp.analysis.models import is_model_name
+from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rules.input_pipeline._cst import add_keyword
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.keras._keras import model_construction, small_model, target_keras, tf_before
+
+STEPS = 32
+
+
+class StepsPerExecution(Rule):
+    code = "TFP805"
+    name = "steps-per-execution"
+    category = "keras"
+    severity = Severity.INFORMATION
+    summary = "small Keras model trained with fit, one step per call: compile(steps_per_execution=N)"
+    doc_url = "https://keras.io/api/models/model_training_apis/#compile-method"
+    docs = f"""
+    ## What it does
+    Finds `model.compile(...)` without `steps_per_execution` for a small model - every layer
+    visible in the def that builds it, at most {6} Dense/Conv layers, Dense units <= 256, Conv
+    filters <= 64 with kernels <= 5, no layers built in a loop, no recurrent or attention
+    layers, no pretrained (`keras.applications`) or hand-written building blocks - when the same model is then trained with `fit`: on the compiled name in the same
+    scope, or, for a compile inside a factory, on what its callers get back (directly or
+    through a tuple of factories looped over, as in seed 004's benchmark).
+
+    ## Why is this slow
+    `fit` returns to Python after every step. For a small model the step itself is short, so
+    that overhead dominates; `steps_per_execution=N` runs N steps inside one `tf.function`
+    call. Keras documents it as able to "greatly improve performance on TPUs or small models
+    with a large Python overhead" (catalog K5). Measured here (TF 2.21, Keras 3, 2 CPU cores): a
+    16-32-1 MLP, 1536 steps of batch 8, took 0.69-0.83 s with the default and 0.25-0.29 s with
+    `steps_per_execution=32`; on keras_pitfalls.py's 64 steps the difference was lost in noise.
+
+    ## When it stays silent
+    When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
+    visibly in this file (a parameter), is large, or contains layers tfperf does not size;
+    when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
+    or not trained in this file.
+
+    ## Fix
+    Add `steps_per_execution={STEPS}` to `compile`. Marked unsafe: batch-level callbacks
+    (`on_train_batch_end`, progress bars) then run every {STEPS} steps, not every step. Offered
+    only when every `fit` of the model is a visible call without `callbacks=`; otherwise a hint.
+    The keyword is the same in Keras 3 and in Keras 2 (`tf.keras` from TF 2.4, `tf_keras`); with
+    Keras 2 on an older TensorFlow (`experimental_steps_per_execution`) there is no fix.
+    The trained weights are the same (checked under TensorFlow with the same seed); benchmark the
+    speed, the gain depends on the device.
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def build_mlp():
+                tf.keras.utils.set_random_seed(0)
+                return tf.keras.Sequential([
+                    tf.keras.Input(shape=(8,)),
+                    tf.keras.layers.Dense(16, activation="relu"),
+                    tf.keras.layers.Dense(1),
+                ])
+
+            x = np.linspace(-1, 1, 8 * 64, dtype="float32").reshape(64, 8)
+            y = x.sum(axis=1, keepdims=True)
+            model = build_mlp()
+            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")  # defaults
+            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+            kernel = model.get_weights()[0]
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def build_mlp():
+                tf.keras.utils.set_random_seed(0)
+                return tf.keras.Sequential([
+                    tf.keras.Input(shape=(8,)),
+                    tf.keras.layers.Dense(16, activation="relu"),
+                    tf.keras.layers.Dense(1),
+                ])
+
+            x = np.linspace(-1, 1, 8 * 64, dtype="float32").reshape(64, 8)
+            y = x.sum(axis=1, keepdims=True)
+            model = build_mlp()
+            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse", steps_per_execution=32)  # defaults
+            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+            kernel = model.get_weights()[0]
+            """,
+        ),
+        Example(
+            """
+            from tensorflow.keras.layers import Conv1D, Dense, GlobalAveragePooling1D, Input
+            from tensorflow.keras.models import Model
+
+            def make_model(shape):
+                ipt = Input(batch_shape=shape)
+                x = GlobalAveragePooling1D()(Conv1D(32, 4, padding="same")(ipt))
+                model = Model(ipt, Dense(1, activation="sigmoid")(x))
+                model.compile("adam", "binary_crossentropy")
+                return model
+
+            make_fns = (make_model,)
+            def run_all(x, y, log):
+                for make_fn in make_fns:
+                    model = make_fn(x.shape)
+                    model.fit(x, y, verbose=0, callbacks=[log])
+            """,
+            expect_no_fix=True,
+            note="compiled in a factory, trained through a tuple of factories; callbacks=: hint only",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            from tensorflow import keras
+
+            def small():
+                return keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+
+            def big():
+                model = keras.Sequential([keras.Input(shape=(512,)), keras.layers.Dense(1024), keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                return model
+
+            def compile_only(model):
+                model.compile("sgd", "mse")  # a parameter: its size is not visible
+                return model
+
+            tuned = small()
+            tuned.compile("sgd", "mse", steps_per_execution=16)
+            stepped = small()
+            stepped.compile("sgd", "mse")
+            stepped.train_on_batch([[0.0] * 4], [[0.0]])  # steps_per_execution has no effect here
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
+                continue
+            if any(k.arg in (None, "steps_per_execution", "experimental_steps_per_execution") for k in call.keywords):
+                continue
+            receiver = func.value
+            if not is_model_name(facts, receiver):
+                continue
+            built = model_construction(facts, receiver, call)
+            description = small_model(facts, *built) if built else None
+            if description is None:
+                continue
+            fits = _fit_uses(facts, call, receiver.id)
+            if not fits or facts.in_tf_function(call) is not None:
+                continue
+            fixable = all(isinstance(use, ast.Call) and not any(k.arg in ("callbacks", None) for k in use.keywords) for use in fits)
+            if target_keras(facts, ctx.settings) == 2 and tf_before(2, 4):
+                fixable = False  # tf.keras before 2.4 spells it experimental_steps_per_execution
+            yield self.finding(
+                ctx, call,
+                f"`{receiver.id}` is a small model ({description}) trained with `fit`, which returns to Python "
+                f"after every step: `compile(..., steps_per_execution={STEPS})` runs {STEPS} steps per call "
+                f"(batch callbacks then run every {STEPS} steps)",
+                label="steps_per_execution=1",
+                fix_title=f"Add steps_per_execution={STEPS}" if fixable else None,
+                fix_applicability="unsafe",
+            )
+
+    def fix(self, ctx, finding):
+        facts = ctx.facts
+        call = next((c for c in facts.calls if ctx.source.span(c) == finding.span), None)
+        if call is None:
+            return None
+        edit = replace_in_statement(
+            ctx.source, facts.statement_of(call), call, cst.Call,
+            lambda c: add_keyword(c, "steps_per_execution", str(STEPS)),
+        )
+        return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
+
+
+def _fit_uses(facts, compile_call: ast.Call, name: str) -> list[ast.AST]:
+    """``name.fit`` uses (calls, or references passed on) for the model compiled by ``compile_call``:
+    in the same scope after it, or in the callers of the factory that returns it."""
+    every = _all_fit_uses(facts)
+    scope = facts.enclosing_function(compile_call)
+    uses = _fits_in(every, scope, name, compile_call.lineno)
+    if scope is not None and _returns_name(scope, name):
+        for caller, target in _factory_results(facts, scope):
+            uses += _fits_in(every, facts.enclosing_function(caller), target, caller.lineno)
+    return uses
+
+
+def _all_fit_uses(facts) -> list[tuple[ast.AST, str, ast.AST | None]]:
+    """Every ``x.fit(...)`` call and ``x.fit`` passed as an argument: (node, x, scope). From the
+    call list, not a tree walk (memoised on the facts object, which lives for one analysis)."""
+    cached = facts.__dict__.get("_tfperf_fit_uses")
+    if cached is None:
+        cached = []
+        for call in facts.calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "fit" and type(func.value) is ast.Name:
+                cached.append((call, func.value.id, facts.enclosing_function(call)))
+            for arg in call.args:
+                if type(arg) is ast.Attribute and arg.attr == "fit" and type(arg.value) is ast.Name:
+                    cached.append((arg, arg.value.id, facts.enclosing_function(call)))
+        facts.__dict__["_tfperf_fit_uses"] = cached
+    return cached
+
+
+def _fits_in(every, scope, name: str, after: int) -> list[ast.AST]:
+    return [node for node, target, where in every if target == name and where is scope and node.lineno >= after]
+
+
+def _returns_name(fn, name: str) -> bool:
+    return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == name for n in walk_same_scope(fn))
+
+
+def _factory_results(facts, factory) -> list[tuple[ast.Call, str]]:
+    """``m = factory(...)`` calls, also through ``for fn in (factory, ...)`` / ``zip(fns, ...)``."""
+    aliases = {factory.name: None}
+    for loop in facts.loops:
+        if not isinstance(loop, ast.For):
+            continue
+        pairs = [(loop.target, loop.iter)]
+        if isinstance(loop.iter, ast.Call) and getattr(loop.iter.func, "id", None) == "zip" and isinstance(loop.target, ast.Tuple):
+            pairs = list(zip(loop.target.elts, loop.iter.args))
+        for target, iterable in pairs:
+            if isinstance(target, ast.Name) and factory.name in _listed(facts, iterable):
+                aliases[target.id] = loop
+    results = []
+    for call in facts.calls:
+        if isinstance(call.func, ast.Name) and call.func.id in aliases:
+            loop = aliases[call.func.id]
+            if loop is not None and not any(a is loop for a in facts.ancestors(call)):
+                continue
+            stmt = facts.statement_of(call)
+            if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
+                results.append((call, stmt.targets[0].id))
+    return results
+
+
+def _listed(facts, iterable) -> set[str]:
+    """Names in a tuple/list display, or in the one a module-level name is assigned."""
+    if isinstance(iterable, ast.Name):
+        assigned = facts.module_assignments.get(iterable.id, [])
+        iterable = assigned[0].value if len(assigned) == 1 and isinstance(assigned[0], ast.Assign) else None
+    if isinstance(iterable, (ast.Tuple, ast.List)):
+        return {e.id for e in iterable.elts if isinstance(e, ast.Name)}
+    return set()

@@ -1,0 +1,154 @@
+"""TFP802: ``train_on_batch`` (or ``fit`` on one small batch) called over and over in a loop."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.analysis.models import assigned_in
+from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.keras._keras import receiver_kind, uses_keras
+
+
+class TrainOnBatchLoop(Rule):
+    code = "TFP802"
+    name = "train-on-batch-loop"
+    category = "keras"
+    severity = Severity.INFORMATION
+    summary = "train_on_batch / fit on small batches in a Python loop: one fit call may be faster - benchmark it"
+    doc_url = "https://keras.io/api/models/model_training_apis/#trainonbatch-method"
+    docs = """
+    ## What it does
+    Finds `model.train_on_batch(...)` called inside a Python loop, and `model.fit(...)` called
+    inside a loop, for one epoch, on a slice whose bounds move with the loop (`x[i:i + b]`: one
+    small batch per call), in eager code, for a Keras model.
+
+    ## Why is this slow
+    Each call returns to Python and converts its NumPy inputs; `fit` over the whole data keeps
+    the loop in its own iterator and `tf.function`. tensorflow/tensorflow#46165 measured the
+    `train_on_batch` loop 3x slower than `fit` (GPU, TF 2.4), and seed 004's answer found
+    `fit` per small batch the slowest option of all. But measured on Keras 3 CPU, a
+    `train_on_batch` loop took 0.116 s and `fit` 0.234 s, and tensorflow/tensorflow#35124 used
+    `train_on_batch` as the *fast* replacement for per-sample `fit` (catalog K2, trap 11). So
+    this is a low-confidence hint: benchmark both on your device.
+
+    ## When it stays silent
+    Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
+    call per new model, as in seed 004's benchmark), for `fit` on the whole data (a per-epoch
+    `fit(x, y, epochs=1)` loop), for `fit` on index arrays or loop targets (cross-validation folds
+    look like that), and for objects that are not visibly Keras models.
+
+    ## Fix
+    No automatic fix: the rewrite changes more than speed. The candidate is one
+    `model.fit(x, y, batch_size=b, epochs=n, shuffle=False)` (`fit` shuffles by default; with
+    `shuffle=False` and the same batches the weights match the loop, checked under TensorFlow),
+    or a `tf.function` train step (TFP301). Per-step Python logic and callbacks differ.
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def build():
+                tf.keras.utils.set_random_seed(1)
+                model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+                return model
+
+            x = np.linspace(-1, 1, 64, dtype="float32").reshape(16, 4)
+            y = x.sum(axis=1, keepdims=True)
+            model = build()
+            for epoch in range(2):
+                for start in range(0, len(x), 4):
+                    loss = model.train_on_batch(x[start:start + 4], y[start:start + 4])
+            """,
+            verify="""
+            other = build()
+            other.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+            for a, b in zip(model.get_weights(), other.get_weights()):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # the fit(shuffle=False) rewrite
+            """,
+        ),
+        Example(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            def train(model, x, y, size=16):
+                for start in range(0, len(x), size):
+                    model.fit(x[start:start + size], y[start:start + size], epochs=1, verbose=0)
+            """,
+            note="fit once per small batch (a moving slice, one epoch); Keras keywords tell it is Keras",
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            def make():
+                return keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
+
+            x, y = np.zeros((8, 4)), np.zeros((8, 1))
+            for size in (8, 16):
+                model = make()
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)  # warm-up of a new model
+            for epoch in range(3):
+                model.fit(x, y, epochs=1, verbose=0)  # the whole data each time
+
+            def cross_validate(model, folds):
+                for train_idx, _ in folds:
+                    model.fit(x[train_idx], y[train_idx], epochs=5, verbose=0)  # folds, not small batches
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if not uses_keras(facts):
+            return
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr in ("train_on_batch", "fit")):
+                continue
+            loops = facts.enclosing_loops(call)
+            if not loops or facts.in_tf_function(call) is not None:
+                continue
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and assigned_in(loops[0], receiver.id):
+                continue  # a new model on each iteration
+            name = ast.unparse(receiver)
+            if func.attr == "train_on_batch":
+                yield self.finding(
+                    ctx, call,
+                    f"`{name}.train_on_batch` runs once per batch from a Python loop: one "
+                    f"`{name}.fit(x, y, batch_size=..., shuffle=False)` may be faster, or slower (Keras 3 on "
+                    f"CPU measured train_on_batch faster): benchmark it",
+                    label="train_on_batch loop",
+                )
+            elif receiver_kind(facts, call) in ("model", "keywords") and _per_batch(facts, call, loops):
+                yield self.finding(
+                    ctx, call,
+                    f"`{name}.fit` is called once per small batch from a Python loop: each call sets up "
+                    f"its data adapter and loop; one `fit` over all the data (`shuffle=False` keeps the order) "
+                    f"or `train_on_batch` may be faster: benchmark it",
+                    label="fit per batch",
+                )
+
+
+def _per_batch(facts, call: ast.Call, loops) -> bool:
+    """``fit(x[a:b], ...)`` with slice bounds that move with the loop, for one epoch: one small
+    batch per call. (Loop targets and index arrays are left alone: cross-validation folds look
+    the same and are not small batches.)"""
+    x = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "x"), None)
+    epochs = next((k.value for k in call.keywords if k.arg == "epochs"), None)
+    if epochs is not None and not (isinstance(epochs, ast.Constant) and epochs.value == 1):
+        return False
+    if not (isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Slice)):
+        return False
+    targets = set()
+    for loop in loops:
+        targets |= facts.loop_targets(loop)
+    return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(x.slice))
