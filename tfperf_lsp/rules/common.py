@@ -55,12 +55,17 @@ def eager_loop_calls(ctx) -> list[LoopCall]:
     return ctx.cache["eager_loop_calls"]
 
 
-def tf_alias(ctx) -> tuple[str, list[Edit]]:
-    """How this file spells ``tensorflow`` (``tf``), and the import edit needed if it does not."""
+def tf_alias(ctx, at_line: int) -> tuple[str, list[Edit]]:
+    """How this file spells ``tensorflow`` (``tf``) for code a fix puts on ``at_line`` (0-based),
+    and the import edit needed if the file imports it nowhere, or only further down (scripts
+    often import as they go: module-level code above that import could not use it)."""
     alias = ctx.facts.imports.alias_for("tensorflow")
-    if alias:
-        return alias, []
-    return "tf", [import_edit(ctx.source, ctx.facts.tree, "import tensorflow as tf")]
+    if alias is None:
+        return "tf", [import_edit(ctx.source, ctx.facts.tree, "import tensorflow as tf")]
+    node = ctx.facts.imports.import_nodes.get(alias)
+    if node is not None and node.lineno - 1 >= at_line:
+        return alias, [import_edit(ctx.source, ctx.facts.tree, f"import tensorflow as {alias}" if alias != "tensorflow" else "import tensorflow")]
+    return alias, []
 
 
 def import_edit(source: SourceText, tree: ast.Module, statement: str) -> Edit:

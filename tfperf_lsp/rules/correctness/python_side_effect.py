@@ -173,7 +173,7 @@ class PythonSideEffect(Rule):
             )
 
     def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.print"), *extra))
 
 

@@ -109,7 +109,7 @@ class EagerModelCall(Rule):
         facts = ctx.facts
         loop = next(loop for loop in facts.loops if loop.lineno == finding.data["loop_line"] and isinstance(loop, (ast.For, ast.While)))
         model = finding.data["model"]
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, loop.lineno - 1)
         indent = ctx.source.indent_of(loop.lineno - 1)
         edits = [Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), f"{indent}{model}_graph = {alias}.function({model})\n")]
         for node in walk_same_scope(loop):

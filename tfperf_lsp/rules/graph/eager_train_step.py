@@ -145,7 +145,7 @@ class EagerTrainStep(Rule):
 
     def fix(self, ctx, finding):
         fn = next(f for f in ctx.facts.functions if f.lineno == finding.data["def_line"])
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         return Fix(finding.fix_title, (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement
-from tfperf_lsp.rules.input_pipeline._cst import add_keyword
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
@@ -192,11 +191,11 @@ class MapWithoutParallelCalls(Rule):
         step = step_at(ctx, finding)
         if step is None:
             return None
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         stmt = ctx.facts.statement_of(step.call)
         edit = replace_in_statement(
             ctx.source, stmt, step.call, cst.Call,
-            lambda c: add_keyword(c, "num_parallel_calls", f"{alias}.data.AUTOTUNE"),
+            lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.data.AUTOTUNE"),
         )
         return Fix(f"Add num_parallel_calls={alias}.data.AUTOTUNE", (edit, *extra)) if edit else None
 

@@ -158,7 +158,7 @@ class NoPrefetch(Rule):
         step = step_at(ctx, finding)
         if step is None:
             return None
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         end = ctx.source.span(step.call).end
         return Fix(f"Append .prefetch({alias}.data.AUTOTUNE)", (Edit(Span(end, end), f".prefetch({alias}.data.AUTOTUNE)"), *extra))
 

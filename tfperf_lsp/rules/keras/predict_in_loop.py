@@ -7,9 +7,8 @@ import libcst as cst
 
 from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.input_pipeline._cst import add_keyword
 from tfperf_lsp.rules.input_pipeline._astutil import int_constant
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, receiver_kind
 
@@ -220,7 +219,7 @@ def _direct_call(node: cst.Call) -> cst.CSTNode:
             x = x.with_changes(comma=comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(last_line=closing.last_line)))
         else:
             x = x.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    direct = add_keyword(node.with_changes(func=node.func.value, args=[x]), "training", "False")
+    direct = with_keyword(node.with_changes(func=node.func.value, args=[x]), "training", "False")
     return cst.Call(func=cst.Attribute(value=direct, attr=cst.Name("numpy")))
 
 

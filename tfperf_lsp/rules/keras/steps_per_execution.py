@@ -8,8 +8,7 @@ import libcst as cst
 from tfperf_lsp.analysis.facts import walk_same_scope
 from tfperf_lsp.analysis.models import is_model_name
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement
-from tfperf_lsp.rules.input_pipeline._cst import add_keyword
+from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.keras._keras import model_construction, small_model, target_keras, tf_before
 
@@ -182,7 +181,7 @@ class StepsPerExecution(Rule):
             return None
         edit = replace_in_statement(
             ctx.source, facts.statement_of(call), call, cst.Call,
-            lambda c: add_keyword(c, "steps_per_execution", str(STEPS)),
+            lambda c: with_keyword(c, "steps_per_execution", str(STEPS)),
         )
         return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
 

@@ -104,7 +104,7 @@ class PythonListArgument(Rule):
 
     def fix(self, ctx, finding):
         text = ctx.source.slice(finding.span)
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         dtype = finding.data.get("dtype")
         suffix = f", dtype={alias}.{dtype}" if dtype else ""
         return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.constant({text}{suffix})"), *extra))

@@ -140,7 +140,7 @@ class PythonLoopInGraph(Rule):
                 )
 
     def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.range"), *extra))
 
 

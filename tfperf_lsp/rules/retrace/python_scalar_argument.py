@@ -163,7 +163,7 @@ class PythonScalarArgument(Rule):
     def fix(self, ctx, finding):
         span = finding.span
         text = ctx.source.slice(span)
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         dtype = finding.data.get("dtype")
         wrapped = f"{alias}.constant({text}, dtype={alias}.{dtype})" if dtype else f"{alias}.constant({text})"
         return Fix(f"Pass {alias}.constant({text})", (Edit(span, wrapped), *extra))

@@ -258,7 +258,7 @@ class LoopMatmulStack(Rule):
         )
 
     def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         data = finding.data
         einsum = f"{alias}.einsum('{data['equation']}', {data['left']}, {data['right']})"
         facts = ctx.facts

@@ -229,7 +229,7 @@ class LoopReduceAccumulate(Rule):
         loop = next((n for n in ctx.facts.loops if (n.lineno, n.col_offset) == tuple(finding.data["at"])), None)
         if loop is None:
             return None
-        alias, extra = tf_alias(ctx)
+        alias, extra = tf_alias(ctx, finding.span.start.line)
         code = finding.data["code"]
         if alias != finding.data["alias_used"]:
             code = code.replace(finding.data["alias_used"] + ".", alias + ".")
