@@ -58,7 +58,10 @@ def main() -> None:
             best = max(entry["comparisons"], key=lambda c: c["speedup"] or 0)
             ci = best["ci95"]
             ratio = f"{best['speedup']:.2f}x ({best['candidate']}, 95% CI {ci[0]:.2f}-{ci[1]:.2f}x)" if ci else f"{best['speedup']:.2f}x"
-            sizes = "; ".join(f"{i['name']} {i['dtype'] or ''}{i['shape'] or ''}" for i in entry["inputs"]) or "-"
+            sizes = "; ".join(
+                f"{i['name']} {i['dtype']}{i['shape']}" if i["shape"] else f"{i['name']} = {i['source'].split(': ', 1)[-1]}"
+                for i in entry["inputs"]
+            ) or "-"
             match = {True: "yes", False: "NO", None: "not verified"}[entry["outputs_match"]]
             rows.append(f"| {claim} | `{os.path.basename(path)}` {code} | {sizes} | {variants} | {ratio}, {best['verdict']} | {match} |")
             device = f"{entry['device']}, TF {entry['tf_version']}"

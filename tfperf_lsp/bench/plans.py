@@ -117,18 +117,23 @@ class _Builder:
         anchor = self._lift_to_loop(self._statement_at(self.finding.span.start.line))
         if not self._inside_definition(anchor):
             executable.append(anchor)
-        if not executable:
-            executable = [self._call_site_of(definitions)]
-        block, first, last = self._common_block(executable)
-        region = block[first : last + 1]
-        original = self._text(region, [])
-        rewritten = self._text(region, edits)
+        if executable:
+            block, first, last = self._common_block(executable)
+            region = block[first : last + 1]
+            original = _capture_result(self._text(region, []))
+            rewritten = _capture_result(self._text(region, edits))
+            at = region[0]
+        else:  # only definitions changed: run a call of them as the file makes it
+            call = self._call_of(definitions)
+            region = [call]
+            original = rewritten = f"{RESULT} = {ast.unparse(call)}"
+            at = self.facts.statement_of(call)
         needed_defs = {d for d in self._definitions_used(region) if d not in definitions} | definitions
         fresh_per_call = self.finding.category == "retrace"
         names = (free_names(ast.parse(original)) | set().union(*(free_names(d) for d in needed_defs))) - {
             d.name for d in needed_defs
         }
-        self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), region[0])
+        self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), at)
         for extra in self.inputs.definitions:
             needed_defs.add(extra)
         outputs = _outputs(original, rewritten)
@@ -180,7 +185,7 @@ class _Builder:
         line = self.finding.span.start.line
         if self.finding.code == "TFP302":  # the finding is the model call itself
             for call in self.facts.calls:
-                if call.lineno - 1 == line and isinstance(call.func, ast.Name):
+                if self.source.span(call) == self.finding.span and isinstance(call.func, ast.Name):
                     return call.func.id, call
             raise _CannotPlan("the model call was not found")
         fn = next((f for f in self.facts.functions if min([f.lineno] + [d.lineno for d in f.decorator_list]) - 1 <= line <= f.lineno - 1), None)
@@ -240,10 +245,10 @@ class _Builder:
                 top = ancestor
         return top
 
-    def _call_site_of(self, definitions: set) -> ast.stmt:
+    def _call_of(self, definitions: set) -> ast.Call:
         for definition in sorted(definitions, key=lambda d: d.lineno):
             for call in _calls_of(self.facts, definition.name):
-                return self.facts.statement_of(call)
+                return call
         names = ", ".join(f"`{d.name}`" for d in definitions)
         raise _CannotPlan(f"{names} is never called in this file, so there is nothing to run")
 
@@ -320,6 +325,20 @@ def _calls_of(facts, name: str):
                         inner.lineno, inner.col_offset = arg.lineno, arg.col_offset
                         facts._parents.setdefault(inner, call)  # noqa: SLF001 - a stand-in position
                         yield inner
+
+
+RESULT = "tfperf_result__"
+
+
+def _capture_result(code: str) -> str:
+    """A snippet ending in a bare call (``step(x)``) keeps the call's value, so it can be compared."""
+    last = ast.parse(code).body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        return code
+    lines = code.split("\n")
+    row = last.lineno - 1
+    lines[row] = lines[row][: last.col_offset] + f"{RESULT} = " + lines[row][last.col_offset :]
+    return "\n".join(lines)
 
 
 def _lines_of(edit: Edit) -> list[int]:
