@@ -24,6 +24,21 @@ def children_of(pid: int) -> list[int]:
     return [p for p in all_pids() if (s := _stat(p)) is not None and s[1] == pid]
 
 
+def worker_children_of(pid: int) -> list[int]:
+    """Children that are benchmark workers (real or fake): other tests of the same session may
+    leave unrelated helpers alive (jedi keeps an inference subprocess, for one)."""
+    found = []
+    for child in children_of(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                command = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if "tfperf_lsp.bench.worker" in command or "bench_fake_worker" in command:
+            found.append(child)
+    return found
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of a process group."""
     return [p for p in all_pids() if (s := _stat(p)) is not None and s[2] == pgid and s[0] != "Z"]

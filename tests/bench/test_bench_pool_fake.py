@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench_procs import children_of, is_gone
+from bench_procs import children_of, is_gone, worker_children_of
 from tfperf_lsp.bench import Job, JobError, Variant, WorkerPool
 
 FAKE = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_fake_worker.py")]
@@ -44,7 +44,7 @@ def test_a_job_returns_the_workers_result_with_progress_and_keeps_a_fresh_spare(
     assert [m for _, m in seen] == ["step 0", "step 1", "step 2"]
     assert_reaped(pool)
     # the spare was replaced after the job: exactly one live child, not the job's worker
-    kids = children_of(os.getpid())
+    kids = worker_children_of(os.getpid())
     assert len(kids) == 1 and kids[0] != pool.last_worker_pid
 
 
@@ -186,7 +186,7 @@ def test_an_invalid_job_raises_before_any_process_starts(make_pool):
     pool = make_pool()
     with pytest.raises(JobError):
         pool.run_job(Job(prelude="", variants=[Variant("only", RUN)]))
-    assert children_of(os.getpid()) == []
+    assert worker_children_of(os.getpid()) == []
 
 
 def test_configure_replaces_the_spare_when_the_command_changes(make_pool):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from bench_procs import ROOT, children_of, group_members, is_gone
+from bench_procs import ROOT, children_of, group_members, is_gone, worker_children_of
 from tfperf_lsp.bench import Job, Variant, WorkerPool, hover_lines, probe_device
 
 pytestmark = pytest.mark.tf
@@ -49,7 +49,7 @@ def pool():
     p.start_spare()
     yield p
     p.close()
-    assert children_of(os.getpid()) == [], "the pool left processes behind after close()"
+    assert worker_children_of(os.getpid()) == [], "the pool left processes behind after close()"
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +60,7 @@ def no_leftovers(pool):
         assert is_gone(pid), f"the job's worker {pid} is still there"
         assert group_members(pid) == [], "processes of the job's group survived"
     spare = pool._spare.pid if pool._spare else None
-    assert set(children_of(os.getpid())) <= {spare}
+    assert set(worker_children_of(os.getpid())) <= {spare}
 
 
 def test_probe_device_reports_this_cpu():
