@@ -60,3 +60,18 @@ def test_fmt_time_units():
     assert report.fmt_time(0.00241) == "2.41 ms"
     assert report.fmt_time(2.5e-6) == "2.5 us"
     assert report.fmt_time(None) == "?"
+
+
+def test_peak_device_memory_is_shown_when_the_device_reports_it():
+    from tfperf_lsp.bench.protocol import Comparison, Result, VariantStats
+    from tfperf_lsp.bench.report import hover_lines
+
+    result = Result(
+        verdict="faster", summary="2.00x faster",
+        variants=[VariantStats("original", median_s=0.002, peak_memory_bytes=64 * 2**20),
+                  VariantStats("rewritten", median_s=0.001, peak_memory_bytes=16 * 2**20)],
+        comparisons=[Comparison("original", "rewritten", "faster", "faster", speedup=2.0)],
+    )
+    assert "peak device memory 64.0 MiB -> 16.0 MiB" in hover_lines(result)
+    cpu = Result(verdict="faster", summary="x", variants=[VariantStats("a", median_s=1.0), VariantStats("b", median_s=1.0)])
+    assert not any("peak device memory" in line for line in hover_lines(cpu))

@@ -79,6 +79,9 @@ def hover_lines(result: Result) -> list[str]:
     traces = [v.traces_during_timing for v in result.variants]
     trace_text = ", ".join("?" if t is None else str(t) for t in traces)
     lines.append(f"first call {' -> '.join(firsts)} (tracing/compile) - traces during timing: {trace_text}")
+    peaks = [v.peak_memory_bytes for v in result.variants]
+    if any(p is not None for p in peaks):  # GPUs report it; CPUs do not
+        lines.append("peak device memory " + " -> ".join("?" if p is None else f"{p / 2**20:.1f} MiB" for p in peaks))
     device = result.device.label() if result.device else "unknown device"
     lines.append(f"{device} - TF {result.tf_version or '?'} - Python {result.python or '?'}")
     lines += [f"warning: {w}" for w in result.warnings]
