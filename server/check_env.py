@@ -1,10 +1,9 @@
 """Prints one JSON object describing this interpreter, for the editor extension.
 
 Never imports TensorFlow (seconds, hundreds of MB): it only asks importlib what is installed.
-Output format: docs/contract.md, section "Launch".
+Written to run on any Python (even 2.7): an old interpreter must get a clear "too old" answer,
+not a crash. Output format: docs/contract.md, section "Launch".
 """
-import importlib.metadata
-import importlib.util
 import json
 import os
 import sys
@@ -13,16 +12,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER_DEPS = ("pygls", "lsprotocol", "jedi", "libcst")
 
 
-def _version(dist: str):
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+def _old_python():
+    return {
+        "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "python_ok": False,
+        "executable": sys.executable,
+        "tfperf": None,
+        "tfperf_source": None,
+        "missing": [],
+        "tensorflow": None,
+        "keras": None,
+    }
 
 
-def describe() -> dict:
-    python_ok = sys.version_info >= (3, 10)
-    tfperf = _version("tfperf")
+def describe():
+    if sys.version_info < (3, 10):
+        return _old_python()
+    import importlib.metadata
+    import importlib.util
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    # Installed metadata alone is not enough: the package must also be importable here.
+    tfperf = version("tfperf") if importlib.util.find_spec("tfperf_lsp") is not None else None
     source = "environment" if tfperf else None
     if tfperf is None:
         for candidate in (os.path.dirname(HERE), os.path.join(HERE, "libs")):
@@ -32,18 +48,18 @@ def describe() -> dict:
                 tfperf = "bundled"
                 break
     missing = [name for name in SERVER_DEPS if importlib.util.find_spec(name) is None]
-    tensorflow = _version("tensorflow") or _version("tensorflow-cpu") or _version("tensorflow-macos")
+    tensorflow = version("tensorflow") or version("tensorflow-cpu") or version("tensorflow-macos")
     if tensorflow is None and importlib.util.find_spec("tensorflow") is not None:
         tensorflow = "unknown"
     return {
-        "python": "%d.%d.%d" % sys.version_info[:3],
-        "python_ok": python_ok,
+        "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "python_ok": True,
         "executable": sys.executable,
         "tfperf": tfperf,
         "tfperf_source": source,
         "missing": missing,
         "tensorflow": tensorflow,
-        "keras": _version("keras") or _version("tf-keras"),
+        "keras": version("keras") or version("tf-keras"),
     }
 
 

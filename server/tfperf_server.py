@@ -1,6 +1,7 @@
 """Launcher an editor extension runs with the user's interpreter: ``python server/tfperf_server.py``.
 
-It starts the same server as ``tfperf-lsp``. If this interpreter has no tfperf installed but a
+It starts the same server as ``tfperf-lsp``. Plain syntax on purpose (no annotations or
+f-strings): run by a too-old Python, it must still say so clearly. If this interpreter has no tfperf installed but a
 bundled copy sits in ``server/libs`` (shipped inside an extension), that copy is used. The
 interpreter matters: the benchmark worker is started with it, so it should be the environment
 that has TensorFlow.
@@ -12,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MIN_PYTHON = (3, 10)
 
 
-def _add_fallback_paths() -> None:
+def _add_fallback_paths():
     # A checkout: the package sits next to server/. A bundle: it sits in server/libs.
     # Appended, not prepended, so an installed tfperf always wins over the fallback copy.
     for candidate in (os.path.dirname(HERE), os.path.join(HERE, "libs")):
@@ -20,20 +21,34 @@ def _add_fallback_paths() -> None:
             sys.path.append(candidate)
 
 
-def main() -> int:
+def _install_target():
+    """What to pip-install: the wheel shipped beside this launcher, or the checkout it is in."""
+    import glob
+
+    wheels = sorted(glob.glob(os.path.join(HERE, "..", "bundled", "tfperf-*.whl")))
+    if wheels:
+        return '"%s"' % os.path.abspath(wheels[-1])
+    checkout = os.path.dirname(HERE)
+    if os.path.isfile(os.path.join(checkout, "pyproject.toml")):
+        return '"%s"' % checkout
+    return "tfperf"
+
+
+def main():
     if sys.version_info < MIN_PYTHON:
         sys.stderr.write(
             "tfperf needs Python %d.%d or newer; %s is Python %s.\n"
-            % (*MIN_PYTHON, sys.executable, sys.version.split()[0])
+            % (MIN_PYTHON[0], MIN_PYTHON[1], sys.executable, sys.version.split()[0])
         )
         return 3
     _add_fallback_paths()
     try:
         from tfperf_lsp.cli import lsp_main
+        import tfperf_lsp.lsp.server  # noqa: F401 - imports pygls & co. now, to fail with a clear message
     except ImportError as exc:  # a dependency such as pygls is missing in this interpreter
         sys.stderr.write(
             "tfperf cannot start with %s: %s.\nInstall it into this environment: "
-            "%s -m pip install tfperf\n" % (sys.executable, exc, sys.executable)
+            "%s -m pip install %s\n" % (sys.executable, exc, sys.executable, _install_target())
         )
         return 4
     return lsp_main(sys.argv[1:])

@@ -5,7 +5,10 @@ from types import SimpleNamespace
 
 from lsprotocol import types
 
+import pytest
+
 from tfperf_lsp.engine import analyze
+from tfperf_lsp.lsp.features import benchmark as benchmark_feature
 from tfperf_lsp.lsp.features.benchmark import UNTRUSTED, benchmark_actions
 from tfperf_lsp.lsp.state import DocumentResult
 
@@ -33,8 +36,10 @@ class FakeState:
         self.trusted = trusted
         self.warmed = 0
 
-    def warm_spare(self):
-        self.warmed += 1
+
+@pytest.fixture(autouse=True)
+def count_warm_ups(monkeypatch):
+    monkeypatch.setattr(benchmark_feature, "warm_spare", lambda ls: setattr(ls.state, "warmed", ls.state.warmed + 1))
 
 
 def actions_for(code, trusted):

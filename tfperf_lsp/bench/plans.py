@@ -42,6 +42,7 @@ class Plan:
     inputs: Inputs | None = None
     problem: str | None = None  # why it cannot be benchmarked, in words for the user
     warnings: list[str] = field(default_factory=list)
+    traces_per_call: bool = False  # functions re-created on every timed call (retrace findings)
 
 
 def benchmark_title(finding: Finding) -> str | None:
@@ -77,6 +78,7 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         return plan
     plan.inputs = builder.inputs
     plan.warnings = builder.warnings
+    plan.traces_per_call = builder.traces_per_call
     plan.job = Job(
         prelude=prelude,
         variants=variants,
@@ -103,6 +105,7 @@ class _Builder:
         self.max_bytes = max_bytes
         self.inputs: Inputs | None = None
         self.warnings: list[str] = []
+        self.traces_per_call = False
 
     # ------------------------------------------------------------------ rewrite plans
     def rewrite_plan(self) -> tuple[str, list[Variant]]:
@@ -129,7 +132,7 @@ class _Builder:
             original = rewritten = f"{RESULT} = {ast.unparse(call)}"
             at = self.facts.statement_of(call)
         needed_defs = {d for d in self._definitions_used(region) if d not in definitions} | definitions
-        fresh_per_call = self.finding.category == "retrace"
+        fresh_per_call = self.traces_per_call = self.finding.category == "retrace"
         names = (free_names(ast.parse(original)) | set().union(*(free_names(d) for d in needed_defs))) - {
             d.name for d in needed_defs
         }

@@ -61,6 +61,7 @@ class BenchService:
         self._pool = None
         self._log_line = log_line or (lambda line: log.info("worker: %s", line))
         self.worker = self._remembered_worker()
+        self._session_keys: set[str] = set()  # results measured by this process (not "cached")
 
     # ------------------------------------------------------------------ configuration
     def configure(self, settings: BenchSettings) -> None:
@@ -152,8 +153,22 @@ class BenchService:
         if result.device is not None and result.tf_version:
             self.worker = (result.device, result.tf_version)
             self._save_worker()
-            self.cache.put(cache_key(plan.job, result.device, result.tf_version), result, uri=uri)
+            key = cache_key(plan.job, result.device, result.tf_version)
+            self.cache.put(key, result, uri=uri)
+            self._session_keys.add(key)
+        if plan.traces_per_call:
+            # A retrace benchmark re-creates its functions on every timed call: tracing is the
+            # cost being measured, not noise.
+            result.warnings = [w for w in result.warnings if "built graphs" not in w and "retrac" not in w]
+            result.warnings.append("each timed call traces its tf.functions from scratch: tracing is what is measured")
         return result
+
+    def measured_now(self, plan: Plan) -> bool:
+        """Whether this process measured the plan (as opposed to finding it from an earlier run)."""
+        return plan.job is not None and self.worker is not None and cache_key(plan.job, *self.worker) in self._session_keys
+
+    def forget_session_results(self) -> None:
+        self._session_keys.clear()
 
     # ------------------------------------------------------------------ the last worker, on disk
     def _worker_file(self) -> str:
@@ -217,13 +232,14 @@ def short_verdict(result: Result) -> str:
         return f"measured: {result.verdict}"
     best = max(result.comparisons, key=lambda c: c.speedup or 0)
     verdict = best.timing_verdict
+    with_what = "" if best.candidate == "rewritten" else f" with {best.candidate}"
     if verdict == "faster":
-        return f"measured {best.speedup:.1f}x faster ({best.candidate})"
+        return f"measured {best.speedup:.1f}x faster{with_what}"
     if verdict == "slower":
         return f"measured {1 / comparison.speedup:.1f}x slower"
     if verdict == "equivalent":
         return "measured: same speed"
-    return f"measured {comparison.speedup:.2f}x (inconclusive)"
+    return f"measured {comparison.speedup:.2f}x, inconclusive"
 
 
 def result_markdown(plan: Plan, result: Result, cached: bool) -> str:

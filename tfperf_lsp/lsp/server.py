@@ -50,7 +50,7 @@ def create_server() -> TfperfServer:
 
     server = TfperfServer()
     handler = _ClientLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    handler.setFormatter(logging.Formatter("%(message)s"))  # the message type carries the level
     logger = logging.getLogger("tfperf_lsp")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)

@@ -47,8 +47,10 @@ class ServerState:
         self.generation = 0  # bumped when findings change for reasons other than the text
         self._lock = threading.Lock()
         self.index = WorkspaceIndex([], self._open_text)
-        self.bench = BenchService(log_line=lambda line: log.info("benchmark worker: %s", line))
+        # The worker's stderr is mostly TensorFlow's start-up chatter: debug level.
+        self.bench = BenchService(log_line=lambda line: log.debug("benchmark worker: %s", line))
         self.problems: dict[tuple[str, str], str] = {}  # (uri, finding id) -> why a benchmark failed
+        self.warming = None  # the task starting the first spare worker (see features/benchmark.py)
 
     # ------------------------------------------------------------------ settings
     def set_roots(self, roots: list[str]) -> None:
@@ -117,7 +119,7 @@ class ServerState:
                 log.debug("no plan for %s: %s", finding.id, exc)
                 continue
             if cached is not None:
-                result.measured[finding.id] = (plan, cached, True)
+                result.measured[finding.id] = (plan, cached, not self.bench.measured_now(plan))
 
     def benchmarkable(self, result: DocumentResult, finding) -> bool:
         return benchmark_title(finding) is not None
@@ -144,12 +146,6 @@ class ServerState:
     def remember_problem(self, uri: str, finding_id: str, problem: str | None) -> None:
         if problem:
             self.problems[(uri, finding_id)] = problem
-
-    def warm_spare(self) -> None:
-        try:
-            self.bench.warm_up()
-        except Exception as exc:  # noqa: BLE001 - the benchmark itself will report the failure
-            log.debug("could not start a spare worker: %s", exc)
 
     def device_label(self) -> str | None:
         return self.bench.worker[0].label() if self.bench.worker else None

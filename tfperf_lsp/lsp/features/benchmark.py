@@ -13,6 +13,7 @@ import uuid
 
 from lsprotocol import types
 
+from tfperf_lsp.analysis.environment import TENSORFLOW_DISTRIBUTIONS, installed_version
 from tfperf_lsp.bench.plans import benchmark_title
 from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
@@ -69,15 +70,44 @@ def register(server) -> None:
             device, tf_version = await asyncio.to_thread(state.bench.probe)
         except Exception as exc:  # noqa: BLE001 - no TF in this environment, a bad worker command
             raise RuntimeError(f"cannot start a benchmark worker: {exc}") from exc
-        ls.protocol.notify("tfperf/status", {"state": "ready", "device": device.label(), "tensorflow": tf_version, "message": None})
+        notify_status(ls, "ready")
         await _refresh(ls)  # device-dependent rules (mixed precision) may now speak
         return {"device": device.label(), "tensorflow": tf_version, "compute_capability": device.compute_capability}
 
     @server.command("tfperf.clearBenchmarks")
-    async def clear(ls, uri: str | None = None):
+    async def clear(ls, *args):  # [uri] or nothing (pygls needs *args for an optional argument)
+        uri = args[0] if args else None
         removed = state.bench.cache.clear(uri or None)
+        state.bench.forget_session_results()
         await _refresh(ls)
         return {"removed": removed}
+
+
+def notify_status(ls, state: str, message: str | None = None) -> None:
+    """tfperf/status: server state, the benchmark device once known, the installed TensorFlow."""
+    ls.protocol.notify("tfperf/status", {
+        "state": state,
+        "device": ls.state.device_label(),
+        "tensorflow": installed_version(*TENSORFLOW_DISTRIBUTIONS),
+        "message": message,
+    })
+
+
+def warm_spare(ls) -> None:
+    """The user is looking at a benchmarkable finding: start a worker (it imports TensorFlow) so
+    the benchmark starts at once, and tell the client which device it found."""
+    state = ls.state
+    if state.warming is not None:
+        return
+
+    async def warm():
+        try:
+            await asyncio.to_thread(state.bench.probe)
+            notify_status(ls, "ready")
+        except Exception as exc:  # noqa: BLE001 - the benchmark itself will report the failure
+            log.info("no benchmark worker: %s", exc)
+
+    state.warming = asyncio.ensure_future(warm())
 
 
 def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAction]:
@@ -86,7 +116,7 @@ def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAc
         return []
     trusted = ls.state.trusted
     if trusted:
-        ls.state.warm_spare()  # the user is looking at a benchmarkable finding: import TF now
+        warm_spare(ls)
     return [
         types.CodeAction(
             title=title,
@@ -116,7 +146,7 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
     cancel = ls.work_done_progress.tokens.get(token) if progress else None
     if cancel is not None:
         cancel.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
-    ls.protocol.notify("tfperf/status", {"state": "benchmarking", "device": state.device_label(), "tensorflow": None, "message": None})
+    notify_status(ls, "benchmarking")
     answers = []
     try:
         for index, finding in enumerate(findings):
@@ -126,11 +156,13 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
                 state.remember_problem(uri, finding.id, plan.problem)
                 continue
 
-            def report(fraction, message, index=index):
+            def report(fraction, message, index=index, finding=finding):
                 if progress:
                     overall = (index + fraction) / len(findings)
+                    # The title names the code when there is one finding; name it per step otherwise.
+                    text = message if len(findings) == 1 else f"{finding.code}: {message}"
                     ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=f"{finding.code}: {message}", percentage=int(overall * 100), cancellable=True)
+                        token, types.WorkDoneProgressReport(message=text, percentage=int(overall * 100), cancellable=True)
                     )
 
             outcome = await state.bench.run_async(plan, uri, on_progress=report)
@@ -146,7 +178,7 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
         log.info("benchmark cancelled")
         return {"cancelled": True, "results": answers}
     finally:
-        ls.protocol.notify("tfperf/status", {"state": "ready", "device": state.device_label(), "tensorflow": None, "message": None})
+        notify_status(ls, "ready")
     if progress:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=answers[-1]["summary"] if answers else "done"))
     await _refresh(ls)

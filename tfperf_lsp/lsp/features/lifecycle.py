@@ -6,7 +6,6 @@ import logging
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from tfperf_lsp.analysis.environment import TENSORFLOW_DISTRIBUTIONS, installed_version
 
 log = logging.getLogger("tfperf_lsp")
 SECTION = "tfperf"
@@ -29,12 +28,9 @@ def register(server) -> None:
     async def initialized(ls, params):
         log.info("tfperf %s ready (%s diagnostics)", ls.version, "pull" if state.pull_diagnostics else "push")
         await pull_configuration(ls)
-        ls.protocol.notify("tfperf/status", {
-            "state": "ready",
-            "device": state.device_label(),
-            "tensorflow": installed_version(*TENSORFLOW_DISTRIBUTIONS),
-            "message": None,
-        })
+        from tfperf_lsp.lsp.features.benchmark import notify_status
+
+        notify_status(ls, "ready")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
