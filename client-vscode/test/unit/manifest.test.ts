@@ -1,0 +1,37 @@
+// package.json (what users can set) and settings.ts (what reaches the server) must agree.
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
+import { toServerSettings } from '../../src/core/settings';
+
+const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+const contributed = Object.keys(manifest.contributes.configuration.properties).map((k) => k.replace(/^tfperf\./, ''));
+const CLIENT_ONLY = ['interpreter', 'trace.server']; // used by the extension itself, not sent
+
+describe('package.json settings', () => {
+    it('every contributed setting is sent to the server, and every setting read is contributed', () => {
+        const read = new Set<string>();
+        toServerSettings((key) => { read.add(key); return undefined; }, true);
+        assert.deepStrictEqual([...read].sort(), contributed.filter((k) => !CLIENT_ONLY.includes(k)).sort());
+    });
+
+    it('defaults in package.json equal the defaults sent when nothing is set', () => {
+        const props = manifest.contributes.configuration.properties;
+        const fromManifest = toServerSettings((key) => props[`tfperf.${key}`]?.default, true).settings;
+        assert.deepStrictEqual(fromManifest, toServerSettings(() => undefined, true).settings);
+    });
+
+    it('marks the settings that can run code as restricted in untrusted workspaces', () => {
+        assert.deepStrictEqual(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
+        assert.deepStrictEqual(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), ['tfperf.benchmark.workerCommand', 'tfperf.interpreter']);
+    });
+
+    it('contributes every command the extension registers, with the tfperf category', () => {
+        const ids = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
+        assert.deepStrictEqual(ids, ['tfperf.benchmarkAllInFile', 'tfperf.benchmarkAtCursor', 'tfperf.clearBenchmarkResults', 'tfperf.openRuleDocs', 'tfperf.restart', 'tfperf.showOutput']);
+        const source = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'src', 'commands.ts'), 'utf8');
+        for (const id of ids) {
+            assert.ok(source.includes(`registerCommand('${id}'`), `${id} is registered in src/commands.ts`);
+        }
+    });
+});
