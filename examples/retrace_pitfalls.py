@@ -2,7 +2,7 @@
 
 Not from a seed article: realistic code covering the retrace rows of
 /work/shared/reference/tf-perf-catalog.md that the seeds do not show. Every bad pattern sits next
-to its fixed version; tests/examples/test_retrace_claims.py checks the trace counts with
+to its fixed version; tests/examples/test_examples_retrace.py checks the trace counts with
 `fn.experimental_get_tracing_count()`.
 
 Catalog ids it should trigger (see the `# expect:` comments)

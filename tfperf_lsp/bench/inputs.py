@@ -85,6 +85,14 @@ class Inputs:
         return text
 
 
+@dataclass
+class _Scalable:
+    index: int  # of the statement in Inputs.statements
+    name: str = ""
+    dtype: str = "float32"
+    shape: list[int] | None = None  # set for synthesized inputs, None for the file's constructors
+
+
 class InputResolver:
     """Resolves the free names of a snippet to prelude statements (see the module docstring)."""
 
@@ -96,7 +104,7 @@ class InputResolver:
         self.result = Inputs()
         self._done: set[str] = set()
         self._missing: list[str] = []
-        self._pending: list[tuple[str, ast.AST, int]] = []  # (name, constructor call, stmt index)
+        self._scalable: list[_Scalable] = []  # prelude statements whose shapes may be scaled
 
     # ------------------------------------------------------------------ entry point
     def resolve(self, names: list[str], at: ast.AST) -> Inputs:
@@ -165,7 +173,7 @@ class InputResolver:
             shape = _literal_shape(self.facts, constructor)
             spec = InputSpec(name, shape, _dtype_of(self.facts, constructor), "assignment")
             self.result.specs.append(spec)
-            self._pending.append((text, constructor, len(self.result.statements)))
+            self._scalable.append(_Scalable(len(self.result.statements)))
         else:
             self.result.specs.append(InputSpec(name, None, None, "assignment: " + _short(self.source.segment(value))))
         self.result.statements.append(text)
@@ -220,7 +228,7 @@ class InputResolver:
         self.result.specs.append(InputSpec(name, shape, dtype, source))
         index = len(self.result.statements)
         self.result.statements.append(_synthesize(name, dtype, shape))
-        self._pending.append((name, (dtype, shape), index))
+        self._scalable.append(_Scalable(index, name, dtype, shape))
 
     # ------------------------------------------------------------------ scaling
     def _scale(self) -> None:
@@ -247,12 +255,12 @@ class InputResolver:
             new_shape = [self.result.dim_map.get(d, d) for d in shape]
             spec.scale = math.prod(new_shape) / max(1, math.prod(shape))
             spec.shape = new_shape
-        for text, constructor, index in self._pending:
-            if isinstance(constructor, tuple):
-                dtype, shape = constructor
-                self.result.statements[index] = _synthesize(text, dtype, [self.result.dim_map.get(d, d) for d in shape])
-            else:
-                self.result.statements[index] = _rescale_statement(self.result.statements[index], self.result.dim_map)
+        for item in self._scalable:
+            if item.shape is not None:  # synthesized from a declaration: generate it again
+                shape = [self.result.dim_map.get(d, d) for d in item.shape]
+                self.result.statements[item.index] = _synthesize(item.name, item.dtype, shape)
+            else:  # the file's own constructor: scale the sizes in its shape
+                self.result.statements[item.index] = _rescale_statement(self.result.statements[item.index], self.result.dim_map)
 
 
 def scale_ranges(code: str, dim_map: dict[int, int]) -> str:
