@@ -2,7 +2,7 @@
 
 Not from a seed article: realistic image-classification input code written from the tf.data
 guide, on random uint8 "images" held in memory (no downloads).
-tests/examples/test_pipeline_claims.py checks that every fixed pipeline yields the same elements
+tests/examples/test_examples_pipeline_xla.py checks that every fixed pipeline yields the same elements
 as the slow one where the rewrite is meant to be exact (deterministic map functions).
 
 Catalog ids it should trigger (see the `# expect:` comments)

@@ -1,7 +1,7 @@
 """Keras API pitfalls (catalog K1, K2, K4, K5; K3 is in eager_training.py).
 
 Not from a seed article (seed004 discusses the same APIs inside its benchmark harness). Realistic
-Keras 3 code on random data; tests/examples/test_keras_claims.py checks that each rewrite gives
+Keras 3 code on random data; tests/examples/test_examples_keras.py checks that each rewrite gives
 the same numbers as the original (which is what makes it a safe suggestion).
 
 Catalog ids it should trigger (see the `# expect:` comments)

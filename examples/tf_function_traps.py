@@ -2,7 +2,7 @@
 
 Not from a seed article: realistic code for the "tf.function correctness" rows of
 /work/shared/reference/tf-perf-catalog.md. These are flagged as correctness problems, not speed-ups.
-tests/examples/test_traps_claims.py checks each claim under TensorFlow.
+tests/examples/test_examples_traps.py checks each claim under TensorFlow.
 
 Catalog ids it should trigger (see the `# expect:` comments)
   C1  count_above() reads the module global `threshold`, which set_threshold() re-assigns later:

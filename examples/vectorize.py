@@ -1,7 +1,7 @@
 """Loops that should be vectorised (catalog V1-V5), each next to its vectorised rewrite.
 
 Not from a seed article: realistic per-example loops as TF users write them.
-tests/examples/test_vectorize_claims.py checks that every loop and its rewrite give the same
+tests/examples/test_examples_vectorize.py checks that every loop and its rewrite give the same
 numbers (np.allclose, rtol=1e-5, atol=1e-5 for float32 matmuls/reductions; exact equality for
 concatenation).
 

@@ -1,7 +1,7 @@
 """XLA opportunities and pitfalls (catalog X1-X4, plus R7's experimental_compile).
 
 Not from a seed article (seed002 only calls set_jit at program start). Realistic code on random
-data; tests/examples/test_xla_claims.py checks the numbers under TensorFlow.
+data; tests/examples/test_examples_pipeline_xla.py checks the numbers under TensorFlow.
 
 Catalog ids it should trigger (see the `# expect:` comments)
   X1  train_step(): a hot @tf.function train step without jit_compile; gelu_tanh(): a chain of
