@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from .helpers import fixed
+from tests.rules.helpers import fixed
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "input_pipeline.py"
 CODES = {"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"}

@@ -3,7 +3,7 @@ import pytest
 
 from tfperf_lsp.model import Severity
 
-from .helpers import findings, fixed
+from tests.rules.helpers import findings, fixed
 
 HEADER = """
 import numpy as np

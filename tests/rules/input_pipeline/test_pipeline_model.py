@@ -5,7 +5,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.rules.input_pipeline._pipeline import MethodSpan, Pipelines
 
-from .helpers import findings, source
+from tests.rules.helpers import findings, source
 
 
 def model(code):

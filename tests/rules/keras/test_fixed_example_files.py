@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from .helpers import fixed
+from tests.rules.helpers import fixed
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples"
 CODES = {"TFP801", "TFP802", "TFP804", "TFP805"}

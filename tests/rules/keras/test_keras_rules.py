@@ -5,7 +5,7 @@ from tfperf_lsp.config import Settings
 from tfperf_lsp.model import Severity
 from tfperf_lsp.rules.keras import _keras
 
-from .helpers import findings, fixed
+from tests.rules.helpers import findings, fixed
 
 KERAS2 = Settings(keras_version="2")
 KERAS3 = Settings(keras_version="3")

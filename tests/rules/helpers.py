@@ -1,4 +1,4 @@
-"""Analyse a snippet and apply one rule's fixes the way ``tfperf check --fix`` does."""
+"""Analyse a snippet and apply rules' fixes the way ``tfperf check --fix`` does (shared by rule tests)."""
 from __future__ import annotations
 
 import textwrap
