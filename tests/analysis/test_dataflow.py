@@ -1,5 +1,4 @@
 """The traps of catalog section 4: a Python value that shapes the graph is not a retrace bug."""
-import ast
 import textwrap
 
 import pytest

@@ -1,5 +1,3 @@
-import ast
-
 import pytest
 
 from tfperf_lsp.analysis import environment

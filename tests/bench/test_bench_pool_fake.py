@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench_procs import children_of, is_gone, worker_children_of
+from bench_procs import is_gone, worker_children_of
 from tfperf_lsp.bench import Job, JobError, Variant, WorkerPool
 
 FAKE = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_fake_worker.py")]

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from bench_procs import ROOT, children_of, group_members, is_gone, worker_children_of
+from bench_procs import ROOT, group_members, is_gone, worker_children_of
 from tfperf_lsp.bench import Job, Variant, WorkerPool, hover_lines, probe_device
 
 pytestmark = pytest.mark.tf

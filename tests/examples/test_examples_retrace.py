@@ -26,7 +26,7 @@ def traces(fn):
 def test_r1_python_float_retraces_per_value(load_example):
     m = load_example(NAME)
     w, grad = tf.ones([16]), tf.fill([16], 0.5)
-    bad = m.train_with_python_lr(w, grad, epochs=8)
+    m.train_with_python_lr(w, grad, epochs=8)
     assert traces(m.decayed_update) == 8  # one trace per distinct lr value
 
 

@@ -171,3 +171,26 @@ def decorator_edit(ctx, fn_node: ast.AST, decorator: str) -> Edit:
     first = min([fn_node.lineno] + [d.lineno for d in fn_node.decorator_list]) - 1
     indent = ctx.source.indent_of(fn_node.lineno - 1)
     return Edit(Span(Pos(first, 0), Pos(first, 0)), f"{indent}@{decorator}\n")
+
+
+def tf_function_option_edit(ctx, fn: TFFunction, name: str, value: str) -> Edit | None:
+    """``@tf.function`` -> ``@tf.function(name=value)``; ``tf.function(f, ...)`` gains ``name=value``."""
+    import libcst as cst
+
+    from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
+
+    if isinstance(fn.wrapper, ast.Call):
+        return replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: with_keyword(c, name, value))
+    return replace_in_statement(  # a bare decorator becomes a call
+        ctx.source, fn.stmt, fn.wrapper, (cst.Attribute, cst.Name), lambda d: with_keyword(cst.Call(func=d), name, value)
+    )
+
+
+def rename_keyword_edit(ctx, call: ast.Call, old: str, new: str) -> Edit | None:
+    """Rename keyword ``old`` of ``call`` (a decorator's statement is its def)."""
+    import libcst as cst
+
+    from tfperf_lsp.rewrite.cst import rename_keyword, replace_in_statement
+
+    stmt = ctx.facts.statement_of(call)
+    return replace_in_statement(ctx.source, stmt, call, cst.Call, lambda c: rename_keyword(c, old, new))

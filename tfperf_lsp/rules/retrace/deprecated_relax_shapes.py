@@ -1,14 +1,10 @@
 """TFP106: the deprecated ``experimental_relax_shapes=`` argument of tf.function."""
 from __future__ import annotations
 
-import ast
-
-import libcst as cst
-
 from tfperf_lsp.analysis.facts import TF_FUNCTION
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import rename_keyword, replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import rename_keyword_edit
 
 
 class DeprecatedRelaxShapes(Rule):
@@ -86,10 +82,5 @@ class DeprecatedRelaxShapes(Rule):
             c for c in ctx.facts.calls
             if c.lineno == finding.data["call_line"] and c.col_offset == finding.data["call_col"]
         )
-        stmt = ctx.facts.statement_of(call)
-        if isinstance(ctx.facts.parent(call), (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stmt = ctx.facts.parent(call)  # a decorator belongs to its def
-        edit = replace_in_statement(
-            ctx.source, stmt, call, cst.Call, lambda c: rename_keyword(c, "experimental_relax_shapes", "reduce_retracing")
-        )
+        edit = rename_keyword_edit(ctx, call, "experimental_relax_shapes", "reduce_retracing")
         return Fix(finding.fix_title, (edit,)) if edit else None

@@ -1,15 +1,10 @@
 """TFP103: a tf.function fed tensors whose shape changes from one loop iteration to the next."""
 from __future__ import annotations
 
-import ast
-
-import libcst as cst
-
 from tfperf_lsp.analysis.shapes import ragged_iteration, varying_shape
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import eager_loop_calls, function_label
+from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_function_option_edit
 
 
 class VaryingShape(Rule):
@@ -152,11 +147,5 @@ class VaryingShape(Rule):
             f for f in ctx.facts.tf_functions
             if f.wrapper.lineno == finding.data["wrapper_line"] and f.wrapper.col_offset == finding.data["wrapper_col"]
         )
-        if isinstance(fn.wrapper, ast.Call):
-            edit = replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: with_keyword(c, "reduce_retracing", "True"))
-        else:  # a bare @tf.function decorator
-            edit = replace_in_statement(
-                ctx.source, fn.stmt, fn.wrapper, (cst.Attribute, cst.Name),
-                lambda d: with_keyword(cst.Call(func=d), "reduce_retracing", "True"),
-            )
+        edit = tf_function_option_edit(ctx, fn, "reduce_retracing", "True")
         return Fix(finding.fix_title, (edit,)) if edit else None

@@ -1,14 +1,10 @@
 """TFP505: the deprecated ``experimental_compile=`` argument of tf.function."""
 from __future__ import annotations
 
-import ast
-
-import libcst as cst
-
 from tfperf_lsp.analysis.facts import TF_FUNCTION
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import rename_keyword, replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import rename_keyword_edit
 from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named
 
 
@@ -103,10 +99,5 @@ class DeprecatedExperimentalCompile(Rule):
         call = call_at(ctx.facts, finding.data)
         if call is None:
             return None
-        stmt = ctx.facts.statement_of(call)
-        if isinstance(ctx.facts.parent(call), (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stmt = ctx.facts.parent(call)  # a decorator belongs to its def
-        edit = replace_in_statement(
-            ctx.source, stmt, call, cst.Call, lambda c: rename_keyword(c, "experimental_compile", "jit_compile")
-        )
+        edit = rename_keyword_edit(ctx, call, "experimental_compile", "jit_compile")
         return Fix(finding.fix_title, (edit,)) if edit else None

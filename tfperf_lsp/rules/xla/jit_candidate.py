@@ -1,14 +1,9 @@
 """TFP501: a hot tf.function (a train step, a chain of elementwise ops) that XLA may speed up."""
 from __future__ import annotations
 
-import ast
-
-import libcst as cst
-
 from tfperf_lsp.model import Fix, Severity
-from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.common import function_label, tf_function_option_edit
 from tfperf_lsp.rules.xla._common import find_tf_function, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
@@ -199,13 +194,7 @@ class JitCandidate(Rule):
         fn = find_tf_function(ctx.facts, finding.data["wrapper_line"], finding.data["wrapper_col"])
         if fn is None:
             return None
-        if isinstance(fn.wrapper, ast.Call):
-            edit = replace_in_statement(ctx.source, fn.stmt, fn.wrapper, cst.Call, lambda c: with_keyword(c, "jit_compile", "True"))
-        else:  # a bare @tf.function decorator
-            edit = replace_in_statement(
-                ctx.source, fn.stmt, fn.wrapper, (cst.Attribute, cst.Name),
-                lambda d: with_keyword(cst.Call(func=d), "jit_compile", "True"),
-            )
+        edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
         return Fix(finding.fix_title, (edit,)) if edit else None
 
 

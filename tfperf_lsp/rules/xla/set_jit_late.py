@@ -94,7 +94,6 @@ class SetJitLate(Rule):
     def check(self, ctx):
         if "set_jit" not in ctx.source.text:
             return
-        facts = ctx.facts
         set_jits = calls_named(ctx, (SET_JIT,))
         for call in set_jits:
             if not _enables(call):
