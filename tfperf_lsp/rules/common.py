@@ -41,9 +41,18 @@ def eager_loop_calls(ctx) -> list[LoopCall]:
     """Calls of tf.functions made from Python loops in eager code: where retracing costs."""
     if "eager_loop_calls" not in ctx.cache:
         facts = ctx.facts
+        # Only these names can resolve to a tf.function (see tf_function_called): checking the
+        # name first skips the scope walks for the great majority of calls.
+        local = {fn.name for fn in facts.tf_functions if fn.name} | {fn.node.name for fn in facts.tf_functions if fn.node}
+        imported = set(facts.imports.bindings) if ctx.workspace is not None else set()
         found = []
         for call in facts.calls:
-            if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            func = call.func
+            if isinstance(func, ast.Name):
+                if func.id not in local and func.id not in imported:
+                    continue
+            elif not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                      and func.value.id in ("self", "cls") and func.attr in local):
                 continue
             loops = facts.enclosing_loops(call)
             if not loops or facts.in_tf_function(call) is not None:
