@@ -14,8 +14,7 @@ import textwrap
 
 import pytest
 
-from tfperf_lsp.engine import analyze, fix_for
-from tfperf_lsp.rewrite.edits import apply_edits
+from tests.rules.helpers import fixed as apply_fixes
 from tfperf_lsp.rules import ALL_RULES
 
 pytestmark = pytest.mark.tf
@@ -40,13 +39,7 @@ def run(source, verify=None):
 
 
 def fixed(rule, source):
-    for _ in range(10):
-        analysis = analyze(source)
-        findings = [f for f in analysis.findings if f.code == rule.code and f.fix_title]
-        if not findings:
-            return source
-        source = apply_edits(source, fix_for(analysis, findings[0]).edits)
-    return source
+    return apply_fixes(source, {rule.code})
 
 
 def trace_count(example, namespace):

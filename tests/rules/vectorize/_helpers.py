@@ -1,8 +1,8 @@
 """Shared by the vectorize tests: analyse, apply one rule's fixes, run code under TensorFlow."""
 import textwrap
 
-from tfperf_lsp.engine import analyze, fix_for
-from tfperf_lsp.rewrite.edits import apply_edits
+from tests.rules.helpers import fixed as apply_fixes
+from tfperf_lsp.engine import analyze
 
 
 def own(code, source):
@@ -13,16 +13,7 @@ def own(code, source):
 
 def fixed(code, source):
     """The source after applying every fix of ``code`` (one at a time, re-analysing)."""
-    source = textwrap.dedent(source).lstrip("\n")
-    for _ in range(10):
-        analysis, findings = own(code, source)
-        fixable = [f for f in findings if f.fix_title]
-        if not fixable:
-            return source
-        fix = fix_for(analysis, fixable[0])
-        assert fix is not None and fix.edits
-        source = apply_edits(source, fix.edits)
-    return source
+    return apply_fixes(source, {code})
 
 
 def namespace(source):

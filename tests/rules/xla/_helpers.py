@@ -9,8 +9,8 @@ import tempfile
 import textwrap
 
 from tfperf_lsp.config import Settings
-from tfperf_lsp.engine import analyze, fix_for
-from tfperf_lsp.rewrite.edits import apply_edits
+from tests.rules.helpers import fixed as apply_fixes
+from tfperf_lsp.engine import analyze
 
 GPU = {"device": {"gpu": True, "compute_capability": "8.6"}}
 CPU = {"device": {"gpu": False, "cpu_features": []}}
@@ -29,16 +29,7 @@ def own(code, source, options=None):
 
 def fixed(code, source, options=None):
     """The source after applying every fix of ``code`` (one at a time, re-analysing)."""
-    source = textwrap.dedent(source).lstrip("\n")
-    for _ in range(10):
-        analysis, findings = own(code, source, options)
-        fixable = [f for f in findings if f.fix_title]
-        if not fixable:
-            return source
-        fix = fix_for(analysis, fixable[0])
-        assert fix is not None and fix.edits
-        source = apply_edits(source, fix.edits)
-    return source
+    return apply_fixes(source, {code}, settings(options))
 
 
 def run(source):
