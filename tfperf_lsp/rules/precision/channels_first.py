@@ -25,8 +25,9 @@ class ChannelsFirst(Rule):
     ## Why is this slow
     Tensor Core convolutions work in NHWC; with NCHW tensors cuDNN transposes around every
     convolution. The profiler guide: "NHWC is preferred for mixed precision on Tensor Cores"
-    (catalog P5). Measured on TF 2.21 CPU, for contrast: a `channels_first` Conv2D trains in
-    float32 but fails under `mixed_float16` with "Conv2DCustomBackpropFilterOp only supports NHWC".
+    Measured on TF 2.21 on some CPUs, for contrast: a `channels_first` Conv2D trains in
+    float32 but fails under `mixed_float16` with "Conv2DCustomBackpropFilterOp only supports NHWC"
+    (other CPUs' kernels differ: some train both, some neither).
 
     ## When it stays silent
     Under float32 (NCHW is cuDNN's native float32 layout, so there is nothing to gain), when the
