@@ -2,6 +2,8 @@
 and the two output formats. The server uses the same engine and settings (lsp/)."""
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from tfperf_lsp.config import settings_for
@@ -21,38 +23,90 @@ class FileResult:
     new_text: str | None = None
     problem: FileProblem | None = None
     settings_problems: tuple[str, ...] = ()
+    # Fixes that were built but not applied, with the reason (the finding stays reported).
+    fixes_withheld: list[tuple[Finding, str]] = field(default_factory=list)
+    device_used: str | None = None  # the device facts device-dependent rules read, described
 
 
 def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
-    settings = settings_for(path, options).with_probe(device)
+    settings = settings_for(path, options).with_probe(device, source="flag")
     analysis = analyze(text, path, settings, workspace)
     if analysis.parse_error:
         error = analysis.parse_error
         return FileResult(problem=FileProblem(path, f"{error.line + 1}:{error.col + 1}: syntax error: {error.message}"))
-    new_text = None
+    new_text, withheld = None, []
     if fix:
-        current = text
-        for _ in range(MAX_FIX_ROUNDS):
-            wanted = [
-                f for f in analysis.findings
-                if f.fix_title and (f.fix_applicability == "safe" or unsafe)
-            ]
-            fixes = [fx for fx in (fix_for(analysis, f) for f in wanted) if fx is not None]
-            chosen = compatible_fixes(fixes)
-            if not chosen:
-                break
-            try:
-                candidate = apply_edits(current, [e for fx in chosen for e in fx.edits])
-            except OverlappingEdits:
-                break
-            next_analysis = analyze(candidate, path, settings, workspace)
-            if next_analysis.parse_error:  # a fix must never break the file: stop before it
-                break
-            current, analysis = candidate, next_analysis
-        new_text = current
+        new_text, analysis, withheld = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
     # An internal error in one rule is reported; the other rules' findings stand.
     internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
-    return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal)
+    device_used = None
+    if analysis.ctx is not None and "precision.device" in analysis.ctx.cache:
+        device_used = analysis.ctx.cache["precision.device"].describe()
+    return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal, withheld, device_used)
+
+
+def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
+    """Apply fixes round by round until none remain. A fix is kept only if the re-analysis of the
+    fixed text parses and no longer reports the finding it was for; otherwise it is withheld,
+    with the reason, and the round is tried again without it."""
+    current = text
+    withheld: dict[tuple, str] = {}
+    for _ in range(MAX_FIX_ROUNDS * 2):
+        pairs = []
+        for finding in analysis.findings:
+            if not finding.fix_title or (finding.fix_applicability != "safe" and not unsafe):
+                continue
+            if _identity(finding) in withheld:
+                continue
+            built = fix_for(analysis, finding)
+            if built is not None:
+                pairs.append((finding, built))
+        chosen = compatible_fixes([fx for _, fx in pairs])
+        if not chosen:
+            break
+        chosen_ids = {id(fx) for fx in chosen}
+        chosen_pairs = [(f, fx) for f, fx in pairs if id(fx) in chosen_ids]
+        try:
+            candidate = apply_edits(current, [e for fx in chosen for e in fx.edits])
+        except OverlappingEdits:
+            for finding, _ in chosen_pairs:
+                withheld[_identity(finding)] = "its edits overlap another fix's"
+            continue
+        next_analysis = analyze(candidate, path, settings, workspace)
+        if next_analysis.parse_error:
+            # Find the culprit one fix at a time; a fix must never break the file.
+            for finding, fx in chosen_pairs:
+                alone = analyze(apply_edits(current, list(fx.edits)), path, settings, workspace)
+                if alone.parse_error:
+                    withheld[_identity(finding)] = "the fixed code would not parse"
+            if not any(_identity(f) in withheld for f, _ in chosen_pairs):
+                for finding, _ in chosen_pairs:  # only their combination breaks: one at a time
+                    withheld[_identity(finding)] = "it conflicts with another fix"
+            continue
+        before = Counter(_identity(f) for f in analysis.findings)
+        after = Counter(_identity(f) for f in next_analysis.findings)
+        fixed_here = Counter(_identity(f) for f, _ in chosen_pairs)
+        ineffective = [f for f, _ in chosen_pairs if after[_identity(f)] > before[_identity(f)] - fixed_here[_identity(f)]]
+        if ineffective:
+            for finding in ineffective:
+                withheld[_identity(finding)] = "re-analysis still reports the finding after the fix"
+            continue
+        current, analysis = candidate, next_analysis
+    else:  # never stopped by itself: say so rather than leave a half-fixed file unexplained
+        for finding in analysis.findings:
+            if finding.fix_title and _identity(finding) not in withheld:
+                withheld[_identity(finding)] = f"fixes did not reach a fixed point in {MAX_FIX_ROUNDS * 2} rounds"
+    reasons = [(f, withheld[_identity(f)]) for f in analysis.findings if _identity(f) in withheld]
+    return current, analysis, reasons
+
+
+def _identity(finding: Finding) -> tuple:
+    """What identifies a finding across edits: its rule and message, line numbers left out
+    (a fix above it moves them)."""
+    return finding.code, _DIGITS.sub("#", finding.message)
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def finding_line(path: str, finding: Finding) -> str:
@@ -90,4 +144,6 @@ def finding_json(path: str, finding: Finding, result: FileResult) -> dict:
         "end_location": {"row": finding.span.end.line + 1, "column": finding.span.end.col + 1},
         "fix": fix,
         "url": rule.doc_url if rule else None,
+        # Device-dependent findings say which device facts they assumed, and from where.
+        **({"device": result.device_used} if finding.category == "precision" and result.device_used else {}),
     }

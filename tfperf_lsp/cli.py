@@ -49,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--select", action="append", default=None, metavar="CODE|CATEGORY", help="only these rules")
     check.add_argument("--ignore", action="append", default=[], metavar="CODE|CATEGORY", help="skip these rules")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--device", default=None, metavar="SPEC",
+                       help="device facts for device-dependent rules: cpu, cpu:FEATURES, gpu or gpu:CC (e.g. gpu:8.6)")
     check.set_defaults(handler=_check)
 
     rules = commands.add_parser("rules", help="list the rules")
@@ -102,8 +104,8 @@ def _run_lsp(args) -> int:
 # ----------------------------------------------------------------------------- check
 def _check(args) -> int:
     from tfperf_lsp.analysis.workspace import WorkspaceIndex
-    from tfperf_lsp.bench.service import remembered_device_facts
     from tfperf_lsp.checker import check_file, finding_json, finding_line
+    from tfperf_lsp.config import parse_device_flag
 
     editor_like = {"ignore": _flatten(args.ignore)}
     if args.select:
@@ -118,7 +120,14 @@ def _check(args) -> int:
         return 2
     roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in args.paths]
     workspace = WorkspaceIndex(roots)
-    device = remembered_device_facts()  # what `tfperf device` or a benchmark last measured
+    # Only what the command line and the files say: no remembered probe, so that the same
+    # input gives the same findings on any machine.
+    try:
+        device = parse_device_flag(args.device) if args.device else None
+    except ValueError as exc:
+        print(f"tfperf: {exc}", file=sys.stderr)
+        return 2
+    devices_used = set()
     all_findings, errors, changed = [], list(problems), 0
     for path in files:
         text = read_source(path)
@@ -126,6 +135,8 @@ def _check(args) -> int:
             errors.append(text)
             continue
         result = check_file(path, text, editor_like, workspace, fix=args.fix or args.diff, unsafe=args.unsafe_fixes, device=device)
+        if result.device_used:
+            devices_used.add(result.device_used)
         if result.problem:
             errors.append(result.problem)
             continue
@@ -141,6 +152,9 @@ def _check(args) -> int:
                 with open(path, "w", encoding="utf-8", newline="") as handle:
                     handle.write(result.new_text)
         all_findings.extend((path, f, result) for f in result.findings)
+        for finding, reason in result.fixes_withheld:
+            start = finding.span.start
+            print(f"{path}:{start.line + 1}:{start.col + 1}: {finding.code} fix not applied: {reason}", file=sys.stderr)
     for error in errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
     if args.diff:
@@ -157,6 +171,8 @@ def _check(args) -> int:
         elif fixable:
             summary += f" ({fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''})"
         print(summary + ".", file=sys.stderr)
+    for used in sorted(devices_used):
+        print(f"tfperf: device-dependent rules assumed {used}", file=sys.stderr)
     if errors:
         return 2
     return 0 if args.exit_zero or not all_findings else 1

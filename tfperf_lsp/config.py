@@ -9,6 +9,7 @@ pyproject.toml::
     [tool.tfperf]
     ignore = ["TFP501", "xla"]      # rule codes or whole categories
     select = ["retrace", "TFP201"]  # optional: only these
+    lint-tests = true               # performance rules in test code too (default: off)
     [tool.tfperf.rules]
     TFP101 = "error"                # a severity, or "off"
     [tool.tfperf.device]            # what to assume when no benchmark probe has run
@@ -40,7 +41,19 @@ class DeviceFacts:
     compute_capability: float | None = None
     cpu_features: frozenset[str] = frozenset()
     name: str | None = None
-    source: str = "unknown"  # "probe", "config" or "unknown"
+    source: str = "unknown"  # "probe", "flag", "comment", "config" or "unknown"
+
+    def describe(self) -> str:
+        """One line for reports: which device facts the device-dependent rules used, and whence."""
+        if self.gpu is None:
+            return "an unknown device, so they stayed silent (give --device or [tool.tfperf.device])"
+        if self.gpu:
+            what = f"GPU{f' cc {self.compute_capability:g}' if self.compute_capability else ''}"
+        else:
+            what = f"CPU{' with ' + ', '.join(sorted(self.cpu_features)) if self.cpu_features else ''}"
+        whence = {"probe": "measured by the benchmark worker", "flag": "--device", "comment": "a `# tfperf: device=` comment",
+                  "config": "[tool.tfperf.device]"}.get(self.source, self.source)
+        return f"a {what} (from {whence})"
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,7 @@ class Settings:
     lint_on_change: bool = True
     device: DeviceFacts = DeviceFacts()
     keras_version: str | None = None  # "2" / "3" when known from the environment
+    lint_tests: bool = False  # performance rules in test code (off: tests are not where speed matters)
     problems: tuple[str, ...] = ()  # invalid settings, reported to the user, never fatal
 
     def is_enabled(self, code: str, category: str) -> bool:
@@ -93,6 +107,10 @@ class Settings:
         inlay = options.get("inlayHints", self.inlay_hints)
         lint_on_change = options.get("lintOnChange", self.lint_on_change)
         keras = options.get("kerasVersion", self.keras_version)
+        lint_tests = options.get("lint-tests", options.get("lintTests", self.lint_tests))
+        if not isinstance(lint_tests, bool):
+            problems.append(f"`lint-tests` = {lint_tests!r}: expected true or false")
+            lint_tests = self.lint_tests
         return replace(
             self,
             disabled=frozenset(disabled),
@@ -102,11 +120,12 @@ class Settings:
             lint_on_change=bool(lint_on_change),
             device=device,
             keras_version=str(keras) if keras else None,
+            lint_tests=lint_tests,
             problems=tuple(problems),
         )
 
-    def with_probe(self, device: dict[str, Any] | None) -> "Settings":
-        """Device facts measured by the benchmark worker beat configured ones."""
+    def with_probe(self, device: dict[str, Any] | None, source: str = "probe") -> "Settings":
+        """Device facts measured by the benchmark worker (or given with --device) beat configured ones."""
         if not device:
             return self
         capability = device.get("compute_capability")
@@ -117,7 +136,7 @@ class Settings:
                 compute_capability=_as_float(capability),
                 cpu_features=frozenset(device.get("cpu_features") or ()),
                 name=device.get("name"),
-                source="probe",
+                source=source,
             ),
         )
 
@@ -149,8 +168,8 @@ def _device_from(table: Any, current: DeviceFacts, problems: list[str]) -> Devic
     if not isinstance(table, dict):
         problems.append("`device` must be a table")
         return current
-    if current.source == "probe":
-        return current  # measured beats configured
+    if current.source in ("probe", "flag"):
+        return current  # measured or given on the command line beats configured
     gpu = table.get("gpu", current.gpu)
     return DeviceFacts(
         gpu=bool(gpu) if gpu is not None else None,
@@ -203,3 +222,17 @@ def settings_for(path: str | None, editor_options: dict[str, Any] | None = None,
     if problem:
         settings = replace(settings, problems=settings.problems + (problem,))
     return settings.with_overrides(editor_options)
+
+
+def parse_device_flag(spec: str) -> dict[str, Any]:
+    """``--device``: ``cpu``, ``cpu:avx512_bf16,amx_bf16``, ``gpu`` or ``gpu:8.6`` (compute capability).
+
+    Raises ValueError with the expected form."""
+    kind, _, detail = spec.strip().lower().partition(":")
+    if kind == "gpu":
+        if detail and _as_float(detail) is None:
+            raise ValueError(f"--device {spec!r}: expected gpu:<compute capability>, e.g. gpu:8.6")
+        return {"kind": "gpu", "compute_capability": detail or None, "name": f"GPU {detail}".strip()}
+    if kind == "cpu":
+        return {"kind": "cpu", "cpu_features": [f for f in detail.split(",") if f], "name": "CPU"}
+    raise ValueError(f"--device {spec!r}: expected cpu, cpu:<features>, gpu or gpu:<compute capability>")

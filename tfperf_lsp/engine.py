@@ -11,6 +11,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import Finding, Fix
@@ -30,6 +31,11 @@ class RuleContext:
     workspace: "object | None" = None  # analysis.workspace.WorkspaceIndex, for cross-file facts
     dependencies: set[str] = field(default_factory=set)  # other files the findings relied on
     cache: dict = field(default_factory=dict)  # facts several rules derive (see rules.common)
+    hot: HotCode | None = None  # how often code runs: tests, builders, loops (analysis.hotness)
+
+    def __post_init__(self) -> None:
+        if self.hot is None:
+            self.hot = HotCode(self.facts, self.path)
 
 
 @dataclass
@@ -71,7 +77,7 @@ def analyze(
                 findings.append(finding)
         except Exception:  # noqa: BLE001 - one broken rule must not hide the others
             errors.append((rule.code, traceback.format_exc()))
-    findings = [f for f in findings if not _suppressed(source, f)]
+    findings = [f for f in findings if not _suppressed(source, f) and not _cold(ctx, f)]
     findings.sort(key=lambda f: (f.span.start, f.code))
     return Analysis(source, _dedupe(findings), rule_errors=errors, ctx=ctx)
 
@@ -87,6 +93,20 @@ def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
     if fix is not None and fix.applicability != finding.fix_applicability:
         fix = replace(fix, applicability=finding.fix_applicability)
     return fix
+
+
+# Categories about speed: silent where speed does not matter (see analysis.hotness).
+_PERFORMANCE = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})
+# Categories whose advice assumes eager execution: wrong in TensorFlow 1 graph code.
+_EAGER_ADVICE = frozenset({"retrace", "graph", "vectorize"})
+
+
+def _cold(ctx: RuleContext, finding: Finding) -> bool:
+    if finding.category not in _PERFORMANCE:
+        return False  # correctness traps matter everywhere, tests included
+    if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:
+        return True
+    return not ctx.settings.lint_tests and ctx.hot.in_test_line(finding.span.start.line)
 
 
 def _suppressed(source: SourceText, finding: Finding) -> bool:

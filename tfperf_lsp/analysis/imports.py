@@ -17,7 +17,13 @@ _PREFIX_ALIASES = (
 )
 
 
+# TensorFlow 1 compat names that are the same object as the TF 2 name.
+_SAME_IN_COMPAT_V1 = {"tensorflow.compat.v1.function": "tensorflow.function"}
+
+
 def canonical(qualname: str) -> str:
+    if qualname in _SAME_IN_COMPAT_V1:
+        return _SAME_IN_COMPAT_V1[qualname]
     dotted = qualname + "."
     for prefix, replacement in _PREFIX_ALIASES:
         if dotted.startswith(prefix):

@@ -68,13 +68,20 @@ def tf_alias(ctx, at_line: int) -> tuple[str, list[Edit]]:
     """How this file spells ``tensorflow`` (``tf``) for code a fix puts on ``at_line`` (0-based),
     and the import edit needed if the file imports it nowhere, or only further down (scripts
     often import as they go: module-level code above that import could not use it)."""
-    alias = ctx.facts.imports.alias_for("tensorflow")
+    imports = ctx.facts.imports
+    # ``import tensorflow.compat.v1 as tf`` (or .v2) is how TF-1-era files spell TensorFlow:
+    # everything a fix writes (tf.function, tf.data.AUTOTUNE, tf.einsum, ...) exists there too,
+    # and adding ``import tensorflow as tf`` would shadow the file's own ``tf``.
+    alias = next((a for a in (imports.alias_for(m) for m in _TF_MODULES) if a is not None), None)
     if alias is None:
         return "tf", [import_edit(ctx.source, ctx.facts.tree, "import tensorflow as tf")]
     node = ctx.facts.imports.import_nodes.get(alias)
     if node is not None and node.lineno - 1 >= at_line:
         return alias, [import_edit(ctx.source, ctx.facts.tree, f"import tensorflow as {alias}" if alias != "tensorflow" else "import tensorflow")]
     return alias, []
+
+
+_TF_MODULES = ("tensorflow", "tensorflow.compat.v2", "tensorflow.compat.v1")
 
 
 def import_edit(source: SourceText, tree: ast.Module, statement: str) -> Edit:

@@ -6,8 +6,10 @@ Policy: the calls that set the global Keras policy, in source order. The policy 
 line is the one set by the last such call written above it (any scope): layers built in a def
 written after ``set_global_policy`` are taken to run after it, as they do in ordinary scripts.
 
-Device: probe (the benchmark worker measured it) > a ``# tfperf: device=...`` comment in the
-file's first lines > configuration ([tool.tfperf.device] / editor settings) > unknown. The
+Device: ``tfperf check --device`` or, in the editor only, the benchmark worker's probe > a
+``# tfperf: device=...`` comment in the file's first lines > configuration
+([tool.tfperf.device] / editor settings) > unknown. ``tfperf check`` never uses a remembered
+probe: the same input gives the same findings on any machine. The
 comment lets an example, a test or a script that targets a machine other than the one the editor
 runs on say so:
 
@@ -100,7 +102,7 @@ def device_facts(ctx) -> DeviceFacts:
     cached = ctx.cache.get("precision.device")
     if cached is None:
         device = ctx.settings.device
-        if device.source != "probe":
+        if device.source not in ("probe", "flag"):
             device = declared_device(ctx.source.lines[:_HEADER_LINES]) or device
         ctx.cache["precision.device"] = cached = device
     return cached

@@ -1,0 +1,149 @@
+"""The hot-code model: tests, builders and run-once code are cold; loops and steps are hot."""
+import ast
+import textwrap
+
+import pytest
+
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.hotness import HotCode, is_test_path
+from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.config import Settings
+from tfperf_lsp.engine import analyze
+from tfperf_lsp.rules import rule_by_code
+
+# A small Keras model trained with fit(): TFP805 fires on it outside tests.
+SMALL_FIT = rule_by_code("TFP805").invalid[0].source
+
+
+def hot(code: str, path: str | None = None) -> HotCode:
+    source = SourceText(textwrap.dedent(code), path)
+    return HotCode(ModuleFacts(ast.parse(source.text), source), path)
+
+
+@pytest.mark.parametrize("path", [
+    "pkg/tests/optimizer.py", "layers/dense_test.py", "test_train.py", "conftest.py",
+    "tf_agents/train/utils/test_utils.py", "a/b/testing/fixtures.py", "model_tests.py",
+])
+def test_test_files_by_name_or_folder(path):
+    assert is_test_path(path)
+
+
+@pytest.mark.parametrize("path", ["train.py", "latest_utils.py", "contest.py", "src/attestation.py", "test.py"])
+def test_ordinary_files_are_not_tests(path):
+    assert not is_test_path(path)
+
+
+def test_testcase_classes_and_pytest_functions_are_test_code():
+    model = hot(
+        """
+        import pytest
+        import tensorflow as tf
+
+        def helper():
+            return 1
+
+        class DenseTest(tf.test.TestCase):
+            def test_fit(self):
+                pass
+
+        def test_loop():
+            pass
+        """
+    )
+    lines = model.test_lines
+    assert len(lines) == 2
+    assert not model.in_test_line(4)  # helper
+    assert model.in_test_line(8) and model.in_test_line(12)
+
+
+def test_performance_rules_are_silent_in_tests_by_default():
+    assert [f.code for f in analyze(SMALL_FIT, "train.py").findings] == ["TFP805"]
+    assert analyze(SMALL_FIT, "tests/train_test.py").findings == []
+    # ... and come back with the setting
+    settings = Settings().with_overrides({"lint-tests": True})
+    assert [f.code for f in analyze(SMALL_FIT, "tests/train_test.py", settings).findings] == ["TFP805"]
+
+
+def test_correctness_rules_stay_on_in_tests():
+    code = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            print("tracing")
+            return x
+        """
+    )
+    assert [f.code for f in analyze(code, "tests/f_test.py").findings] == ["TFP202"]
+
+
+def test_tf1_graph_code_gets_no_eager_advice():
+    code = textwrap.dedent(
+        """\
+        import tensorflow.compat.v1 as tf
+        tf.disable_v2_behavior()
+
+        def costly(x):
+            for _ in range(10):
+                x = tf.tanh(tf.matmul(x, x)) + tf.sin(x)
+            return x
+
+        for step in range(100):
+            y = costly(tf.ones([4, 4]))
+        """
+    )
+    assert analyze(code, "model.py").findings == []
+    assert [f.code for f in analyze(code.replace("tf.disable_v2_behavior()\n", ""), "model.py").findings] == ["TFP303"]
+
+
+def test_builders_and_one_time_methods_are_cold():
+    model = hot(
+        """
+        import tensorflow as tf
+
+        def build(units):
+            inputs = tf.keras.Input(shape=(4,))
+            x = tf.keras.layers.Dense(units)(inputs)
+            return tf.keras.Model(inputs, x)
+
+        class Pool(tf.keras.layers.Layer):
+            def compute_output_shape(self, shape):
+                return [s * 2 for s in shape]
+
+            def call(self, x):
+                return x * 2
+        """
+    )
+    facts = model.facts
+    build, compute, call = facts.functions
+    assert "functional-model builder" in model.why_cold(build.body[0])
+    assert "runs once" in model.why_cold(compute.body[0])
+    assert model.why_cold(call.body[0]) is None
+
+
+def test_loops_steps_and_functions_called_from_loops_are_hot():
+    model = hot(
+        """
+        import tensorflow as tf
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(x)
+            opt.apply_gradients(zip(tape.gradient(loss, [x]), [x]))
+
+        def helper(x):
+            return x * 2
+
+        def once(x):
+            return x + 1
+
+        for i in range(10):
+            helper(i)
+        once(1)
+        """
+    )
+    step, helper, once = model.facts.functions
+    assert model.is_hot(step.body[0])
+    assert model.is_hot(helper.body[0])
+    assert not model.is_hot(once.body[0])

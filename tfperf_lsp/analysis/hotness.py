@@ -1,0 +1,176 @@
+"""How hot is this code? One model shared by every rule, instead of each rule guessing.
+
+Performance advice only matters where code runs often: inside a loop, in a training step, in a
+function reached from a loop, in the body of a ``tf.function`` or a ``Dataset.map`` function.
+It does not matter in code that runs once or only while testing:
+
+- **test code**: a test module (``test_*.py``, ``*_test.py``, ``conftest.py``, test helpers
+  such as ``test_utils.py``, files under ``tests/``), a ``TestCase`` class, a ``test_*``
+  function of a module that imports a test framework;
+- **builders**: functions that build a Keras functional model (``keras.Input``,
+  ``keras.Model(inputs, outputs)``): they run once, on symbolic tensors;
+- **one-time layer methods**: ``build``, ``compute_output_shape``, ``get_config``,
+  ``__init__`` of a class (Keras calls them once per model, not per step);
+- **TensorFlow 1 graph code**: a module that turns eager execution off
+  (``tf.compat.v1.disable_eager_execution()``, ``disable_v2_behavior()``) or runs a
+  ``tf.compat.v1.Session``: there every op is already part of a graph.
+
+The engine uses ``test_lines`` to keep performance categories silent in tests (correctness
+rules stay on); rules ask ``why_cold`` and ``is_hot`` for their own decisions.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from functools import cached_property
+
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
+
+_TEST_FILE = re.compile(
+    r"^(test_.*|.*_test|.*_tests|tests|testing|conftest|(.*_)?test_?utils?|(.*_)?testing_?utils?|.*_testlib)\.pyi?$"
+)
+_TEST_DIRS = {"tests", "test", "testing", "unittests", "unit_tests"}
+_TEST_FRAMEWORKS = ("pytest", "unittest", "absl.testing", "tensorflow.test", "keras.src.testing")
+_TEST_BASES = {"TestCase", "IsolatedAsyncioTestCase", "KerasParameterizedTestCase", "TestCaseWithFixtures"}
+
+_FUNCTIONAL_INPUT = {"keras.Input", "keras.layers.Input", "keras.src.layers.Input"}
+_MODEL_CLASSES = {"keras.Model", "keras.models.Model"}
+_ONE_TIME_METHODS = {"__init__", "build", "compute_output_shape", "compute_output_signature", "get_config", "from_config"}
+_TF1_GRAPH_SWITCHES = {
+    "tensorflow.compat.v1.disable_eager_execution",
+    "tensorflow.compat.v1.disable_v2_behavior",
+    "tensorflow.disable_eager_execution",
+    "tensorflow.disable_v2_behavior",
+}
+_TF1_SESSIONS = {"tensorflow.compat.v1.Session", "tensorflow.Session", "tensorflow.compat.v1.InteractiveSession"}
+_TAPE = "tensorflow.GradientTape"
+
+
+def is_test_path(path: str | None) -> bool:
+    """A file that by its name or folder holds tests or test helpers."""
+    if not path:
+        return False
+    parts = os.path.normpath(path).replace("\\", "/").split("/")
+    if _TEST_FILE.match(parts[-1]):
+        return True
+    return any(part in _TEST_DIRS for part in parts[:-1])
+
+
+class HotCode:
+    def __init__(self, facts: ModuleFacts, path: str | None):
+        self.facts = facts
+        self.path = path
+
+    # ------------------------------------------------------------------ test code
+    @cached_property
+    def test_module(self) -> bool:
+        return is_test_path(self.path)
+
+    @cached_property
+    def _imports_test_framework(self) -> bool:
+        return any(
+            q == f or q.startswith(f + ".")
+            for q in self.facts.imports.bindings.values()
+            for f in _TEST_FRAMEWORKS
+        ) or "tf" in self.facts.imports.bindings and any(
+            self.facts.qualname(c.func) in ("tensorflow.test.main",) for c in self.facts.calls
+        )
+
+    @cached_property
+    def test_lines(self) -> list[tuple[int, int]]:
+        """0-based, inclusive line ranges of test code (the whole file for a test module)."""
+        if self.test_module:
+            return [(0, len(self.facts.source.lines))]
+        ranges = []
+        for cls in self.facts.classes:
+            if any(_base_name(b) in _TEST_BASES or _base_name(b).endswith("TestCase") for b in cls.bases):
+                ranges.append(_lines_of(cls))
+        if self._imports_test_framework:
+            for stmt in self.facts.tree.body:
+                if isinstance(stmt, FunctionNode) and stmt.name.startswith("test"):
+                    ranges.append(_lines_of(stmt))
+        return ranges
+
+    def in_test_line(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.test_lines)
+
+    def in_test(self, node: ast.AST) -> bool:
+        return self.in_test_line(node.lineno - 1)
+
+    # ------------------------------------------------------------------ run-once code
+    @cached_property
+    def tf1_graph_mode(self) -> bool:
+        """The module builds TensorFlow 1 graphs: ops are graph nodes, not eager dispatches."""
+        return any(self.facts.qualname(c.func) in _TF1_GRAPH_SWITCHES | _TF1_SESSIONS for c in self.facts.calls)
+
+    def is_functional_builder(self, fn: ast.AST) -> bool:
+        """A def that builds a Keras functional model: it runs once, on symbolic tensors."""
+        for node in walk_same_scope(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            qualname = self.facts.qualname(node.func)
+            if qualname in _FUNCTIONAL_INPUT:
+                return True
+            if qualname in _MODEL_CLASSES and (len(node.args) >= 2 or {"inputs", "outputs"} & {k.arg for k in node.keywords}):
+                return True
+        return False
+
+    def is_layer_application_builder(self, fn: ast.AST) -> bool:
+        """A def whose body creates Keras layers and applies them: ``Dense(8)(x)`` builds, once."""
+        for node in walk_same_scope(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+                if (self.facts.qualname(node.func.func) or "").startswith("keras.layers."):
+                    return True
+        return False
+
+    def why_cold(self, node: ast.AST) -> str | None:
+        """Why ``node`` runs too rarely for performance advice to matter; None if it may be hot."""
+        if self.in_test(node):
+            return "test code"
+        for ancestor in [node, *self.facts.ancestors(node)]:
+            if not isinstance(ancestor, FunctionNode):
+                continue
+            if ancestor.name in _ONE_TIME_METHODS and isinstance(self.facts.parent(ancestor), ast.ClassDef):
+                return f"`{ancestor.name}` runs once per object"
+            if self.is_functional_builder(ancestor):
+                return "a Keras functional-model builder (runs once, on symbolic tensors)"
+        return None
+
+    # ------------------------------------------------------------------ hot code
+    def is_training_step(self, fn: ast.AST) -> bool:
+        """A def that records a GradientTape and applies gradients: it runs once per step."""
+        tape = apply = False
+        for node in walk_same_scope(fn):
+            if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call):
+                tape = tape or self.facts.qualname(node.context_expr.func) == _TAPE
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                apply = apply or node.func.attr in ("apply_gradients", "minimize")
+        return tape and apply
+
+    def is_hot(self, node: ast.AST) -> bool:
+        """Runs many times: in a loop, a tf.function, a training step, or a def called from a loop."""
+        if self.why_cold(node) is not None:
+            return False
+        facts = self.facts
+        if facts.enclosing_loops(node) or facts.in_tf_function(node) is not None:
+            return True
+        fn = facts.enclosing_function(node)
+        while fn is not None:
+            if self.is_training_step(fn) or facts.is_called_repeatedly(fn):
+                return True
+            fn = facts.enclosing_function(fn)
+        return False
+
+
+def _base_name(base: ast.expr) -> str:
+    if isinstance(base, ast.Attribute):
+        return base.attr
+    if isinstance(base, ast.Name):
+        return base.id
+    return ""
+
+
+def _lines_of(node: ast.AST) -> tuple[int, int]:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return first - 1, node.end_lineno - 1
