@@ -163,6 +163,77 @@ class HotCode:
         return False
 
 
+    # ------------------------------------------------------------------ eager entry points
+    @cached_property
+    def script_reachable(self) -> frozenset[ast.AST]:
+        """Defs this file itself runs: called (or handed to a runner such as ``app.run(main)``)
+        from module-level code, and what those call in turn. A library module's functions are
+        not in it: their callers, and whether they call them eagerly, are elsewhere."""
+        facts = self.facts
+        methods: dict[str, list[ast.AST]] = {}
+        for cls in facts.classes:
+            for stmt in cls.body:
+                if isinstance(stmt, FunctionNode):
+                    methods.setdefault(stmt.name, []).append(stmt)
+        found: set[ast.AST] = set()
+        work: list[ast.AST] = []
+
+        def visit(call: ast.Call) -> None:
+            for expr in [call.func, *call.args, *(k.value for k in call.keywords)]:
+                targets = []
+                target = facts.resolve_def(expr, call)
+                if target is not None:
+                    targets.append(target)
+                elif isinstance(expr, ast.Attribute) and expr is call.func:
+                    targets.extend(methods.get(expr.attr, []))  # obj.method(): any class's method
+                for t in targets:
+                    if t not in found:
+                        found.add(t)
+                        work.append(t)
+
+        for call in facts.calls:
+            if facts.enclosing_function(call) is None and facts.enclosing_class(call) is None:
+                visit(call)
+        while work:
+            for node in walk_same_scope(work.pop()):
+                if isinstance(node, ast.Call):
+                    visit(node)
+        return frozenset(found)
+
+    def runs_eagerly_in_script(self, node: ast.AST) -> bool:
+        """``node`` runs eagerly in a program this file runs: module-level code or a def reached
+        from it, not traced into a graph, not TensorFlow 1 graph code."""
+        if self.tf1_graph_mode or self.facts.in_tf_function(node) is not None:
+            return False
+        fn = self.facts.enclosing_function(node)
+        return fn is None or fn in self.script_reachable
+
+    def repeats(self, node: ast.AST) -> bool:
+        """Inside a loop that runs more than a handful of times (not ``for c in range(3)``)."""
+        return any(not is_short_loop(loop) for loop in self.facts.enclosing_loops(node))
+
+
+_SHORT = 4  # a loop over at most this many literal items: channels, a few sizes, train/eval
+
+
+def is_short_loop(loop: ast.AST) -> bool:
+    """A loop whose iteration count is written in the code and small: ``range(3)``, ``(a, b)``."""
+    iterables = [loop.iter] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.iter for g in getattr(loop, "generators", [])]
+    if not iterables:
+        return False  # while loops: unknown count
+    for iterable in iterables:
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) <= _SHORT:
+            continue
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+                and iterable.args and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in iterable.args)):
+            bounds = [a.value for a in iterable.args]
+            count = len(range(*bounds)) if len(bounds) <= 3 else _SHORT + 1
+            if count <= _SHORT:
+                continue
+        return False
+    return True
+
+
 def _base_name(base: ast.expr) -> str:
     if isinstance(base, ast.Attribute):
         return base.attr

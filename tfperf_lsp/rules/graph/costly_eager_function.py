@@ -113,7 +113,10 @@ class CostlyEagerFunction(Rule):
     def check(self, ctx):
         facts = ctx.facts
         sites: dict[str, ast.AST] = {}
+        hot = ctx.hot
         for call in hot_calls(ctx):
+            if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.runs_eagerly_in_script(call.node)):
+                continue  # a short loop, or a library function whose callers may run it in a graph
             sites.setdefault(call.name, call.node)
         for fn in facts.functions:
             if fn.name not in sites or facts.scope_of(fn) is not None:
@@ -124,8 +127,10 @@ class CostlyEagerFunction(Rule):
                 continue
             if not (has_python_loop_with_tf_ops(facts, fn) or tf_op_count(facts, fn) >= MANY_OPS):
                 continue
-            if graph_blockers(facts, fn):
+            if graph_blockers(facts, fn) or hot.why_cold(fn.body[0]) or hot.is_layer_application_builder(fn):
                 continue
+            if not _runs_tensorflow_ops(facts, fn):
+                continue  # tf.compat.as_bytes, tf.io.gfile, ...: Python helpers, nothing to graph
             wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
             yield self.finding(
                 ctx, fn,
@@ -149,3 +154,20 @@ def _has_tape(facts, fn: ast.AST) -> bool:
         isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call) and facts.qualname(n.context_expr.func) == _TAPE
         for n in ast.walk(fn)
     )
+
+
+# Modules of the tensorflow namespace whose functions are Python utilities, not graph ops.
+_NOT_OPS = ("tensorflow.compat.as_", "tensorflow.io.gfile.", "tensorflow.compat.v1.logging.", "tensorflow.nest.",
+            "tensorflow.get_logger", "tensorflow.config.", "tensorflow.errors.", "tensorflow.TensorSpec",
+            "tensorflow.dtypes.", "tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.print")
+
+
+def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
+    """At least a few calls that are TensorFlow ops (not string, file or structure utilities)."""
+    ops = 0
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            qualname = facts.qualname(node.func) or ""
+            if facts.imports.is_tensorflow(qualname) and not qualname.startswith(_NOT_OPS):
+                ops += 1
+    return ops >= 2

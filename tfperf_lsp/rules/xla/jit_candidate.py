@@ -1,12 +1,15 @@
 """TFP501: a hot tf.function (a train step, a chain of elementwise ops) that XLA may speed up."""
 from __future__ import annotations
 
+import ast
+
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, tf_function_option_edit
+from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_function_option_edit
 from tfperf_lsp.rules.xla._common import find_tf_function, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
+_VARYING_BATCHES = {"padded_batch", "bucket_by_sequence_length", "ragged_batch"}
 
 
 class JitCandidate(Rule):
@@ -37,7 +40,14 @@ class JitCandidate(Rule):
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
     `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), or a
     `TensorArray(dynamic_size=True)` (measured: it compiled and returned an empty result).
-    Functions with few elementwise operations and no gradient tape are not reported.
+    Functions with few elementwise operations and no gradient tape are not reported, nor chains
+    of elementwise operations that this file does not call in a loop: a library function (a
+    loss, an image op) is called with shapes tfperf cannot see, often a new one per call, and
+    XLA compiles once per shape (a search index queried with a growing shape went from 1.5 s to
+    19.5 s for 20 lookups under `jit_compile=True`). Methods of a `tf.Module` are exported
+    signatures (SavedModel, TensorFlow Lite), not hot loops: silent too. So is test code, and a
+    train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
+    `ragged_batch`: each batch length is a new shape, and XLA would compile again for each.
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
@@ -98,7 +108,7 @@ class JitCandidate(Rule):
 
 
             gelu = tf.function(gelu_math)  # a hot activation
-            out = gelu(tf.linspace(-3.0, 3.0, 64))
+            outs = [gelu(tf.linspace(-3.0, 3.0, 64) * scale) for scale in range(1, 4)]
             """,
             fixed="""
             import tensorflow as tf
@@ -109,7 +119,7 @@ class JitCandidate(Rule):
 
 
             gelu = tf.function(gelu_math, jit_compile=True)  # a hot activation
-            out = gelu(tf.linspace(-3.0, 3.0, 64))
+            outs = [gelu(tf.linspace(-3.0, 3.0, 64) * scale) for scale in range(1, 4)]
             """,
         ),
         Example(
@@ -130,6 +140,18 @@ class JitCandidate(Rule):
         ),
     )
     valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            @tf.function
+            def pinball_loss(y_true, y_pred, tau=0.5):
+                # A library loss: its callers, and the shapes they pass, are elsewhere.
+                delta = y_true - y_pred
+                return tf.reduce_mean(tf.maximum(tau * delta, (tau - 1.0) * delta) * 2.0 + 0.0 * delta)
+            """
+        ),
         Example(
             """
             import numpy as np
@@ -166,14 +188,25 @@ class JitCandidate(Rule):
 
     def check(self, ctx):
         facts = ctx.facts
+        # A library function (a loss, an image op) is called by code tfperf does not see, often
+        # with a new shape per call, and XLA compiles per shape: only suggest XLA for a chain of
+        # ops that this file itself calls repeatedly.
+        called_in_loops = [loop_call.callee.fn for loop_call in eager_loop_calls(ctx) if loop_call.callee.path is None]
+        # Batches padded to each batch's longest element have a new shape per batch: XLA would
+        # compile the step again for each length.
+        varying_batches = any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in _VARYING_BATCHES for call in facts.calls
+        )
         for fn in facts.tf_functions:
-            if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn):
+            if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue
             profile = function_profile(ctx, fn.node)
             if profile.blockers:
                 continue  # jit_compile=True would raise (or be wrong): not a candidate
             is_train_step = profile.tape and profile.gradient
-            if not is_train_step and profile.elementwise < MIN_ELEMENTWISE_OPS:
+            if is_train_step and varying_batches:
+                continue
+            if not is_train_step and (profile.elementwise < MIN_ELEMENTWISE_OPS or fn not in called_in_loops):
                 continue
             name = function_label(fn)
             what = "a train step" if is_train_step else f"a chain of {profile.elementwise} elementwise ops"
@@ -196,6 +229,12 @@ class JitCandidate(Rule):
             return None
         edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
         return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+def _in_exported_module(facts, fn) -> bool:
+    """A method of a ``tf.Module``: an exported signature (SavedModel, TFLite), not a hot loop."""
+    cls = fn.owner_class
+    return cls is not None and any(facts.qualname(base) == "tensorflow.Module" for base in cls.bases)
 
 
 def _in_keras_class(facts, fn) -> bool:
