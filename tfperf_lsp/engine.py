@@ -98,7 +98,7 @@ def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
 # Categories about speed: silent where speed does not matter (see analysis.hotness).
 _PERFORMANCE = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})
 # Categories whose advice assumes eager execution: wrong in TensorFlow 1 graph code.
-_EAGER_ADVICE = frozenset({"retrace", "graph", "vectorize"})
+_EAGER_ADVICE = frozenset({"retrace", "graph", "vectorize"})  # also: silent in run-once code
 
 
 def _cold(ctx: RuleContext, finding: Finding) -> bool:
@@ -106,7 +106,12 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
         return False  # correctness traps matter everywhere, tests included
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:
         return True
-    return not ctx.settings.lint_tests and ctx.hot.in_test_line(finding.span.start.line)
+    line = finding.span.start.line
+    if not ctx.settings.lint_tests and ctx.hot.in_test_line(line):
+        return True
+    # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
+    # a Keras functional builder, a layer's build / compute_output_shape / get_config.
+    return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")
 
 
 def _suppressed(source: SourceText, finding: Finding) -> bool:

@@ -137,6 +137,22 @@ class HotCode:
                 return "a Keras functional-model builder (runs once, on symbolic tensors)"
         return None
 
+    def innermost_function_at(self, line: int) -> ast.AST | None:
+        """The innermost def whose lines hold ``line`` (0-based)."""
+        best = None
+        for fn in self.facts.functions:
+            if fn.lineno - 1 <= line <= fn.end_lineno - 1:
+                if best is None or fn.lineno >= best.lineno:
+                    best = fn
+        return best
+
+    def cold_reason_at_line(self, line: int) -> str | None:
+        """``why_cold`` for a finding's line: test code, a builder or a run-once method."""
+        if self.in_test_line(line):
+            return "test code"
+        fn = self.innermost_function_at(line)
+        return None if fn is None else self.why_cold(fn.body[0])
+
     # ------------------------------------------------------------------ hot code
     def is_training_step(self, fn: ast.AST) -> bool:
         """A def that records a GradientTape and applies gradients: it runs once per step."""

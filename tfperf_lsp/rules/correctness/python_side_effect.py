@@ -33,6 +33,9 @@ class PythonSideEffect(Rule):
     ## When it stays silent
     In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
     to a list created inside the function (a common way to collect tensors before `tf.stack`).
+    `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
+    a generator): on a `tf.data` or distributed iterator, passed in or captured, it is the
+    TensorFlow guide's own correct pattern (each call runs IteratorGetNext).
 
     ## Fix
     `print(...)` -> `tf.print(...)` (quick fix, marked unsafe: it now prints on every call, and
@@ -86,8 +89,43 @@ class PythonSideEffect(Rule):
             assert float(a) == float(b)    # the "random" number is a constant of the graph
             """,
         ),
+        Example(
+            """
+            import tensorflow as tf
+
+            scales = iter([1.0, 2.0, 3.0])
+
+
+            @tf.function
+            def scale(x):
+                return x * next(scales)
+
+
+            first, second = scale(tf.constant(1.0)), scale(tf.constant(1.0))
+            """,
+            verify="""
+            assert float(first) == float(second) == 1.0  # next() ran once, while tracing
+            """,
+        ),
     )
     valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            @tf.function
+            def consume(iterator):
+                return next(iterator) * 2  # a tf.data iterator: IteratorGetNext on every call
+
+
+            dataset_iterator = iter(tf.data.Dataset.range(3))
+            values = [int(consume(dataset_iterator)) for _ in range(3)]
+            """,
+            verify="""
+            assert values == [0, 2, 4]
+            """,
+        ),
         Example(
             """
             import tensorflow as tf
@@ -164,7 +202,8 @@ class PythonSideEffect(Rule):
                 f"`{qualname}()` in `{name}` reads the clock once, while tracing",
                 label="frozen at trace time",
             )
-        elif isinstance(func, ast.Name) and func.id == "next" and node.args and _outlives_call(node.args[0], local):
+        elif (isinstance(func, ast.Name) and func.id == "next" and node.args and _outlives_call(node.args[0], local)
+              and _is_python_iterator(ctx.facts, node.args[0], node)):
             yield self.finding(
                 ctx, node,
                 f"`next()` on a Python iterator in `{name}` advances only while tracing: the same element "
@@ -184,6 +223,28 @@ def _outlives_call(target: ast.AST, local: set[str]) -> bool:
     if isinstance(target, ast.Attribute):
         return True
     return False
+
+
+def _is_python_iterator(facts, target: ast.AST, at: ast.AST) -> bool:
+    """``target`` is visibly a Python iterator: ``iter([...])``, ``iter(range(...))``, a generator
+    expression or a generator function's result. ``next()`` on a ``tf.data`` iterator inside a
+    tf.function is correct (it becomes an IteratorGetNext op: the TensorFlow guide's "this is
+    ok" example), and a parameter or an attribute may be one: stay silent for those."""
+    if not isinstance(target, ast.Name):
+        return False
+    assignment = facts.reaching_assignment_at(target.id, at)
+    value = getattr(assignment, "value", None)
+    if isinstance(value, ast.GeneratorExp):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name) and value.func.id == "iter" and value.args:
+        source = value.args[0]
+        return isinstance(source, (ast.List, ast.Tuple, ast.ListComp, ast.Set, ast.Dict, ast.Constant)) or (
+            isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id in ("range", "zip", "enumerate")
+        )
+    generator = facts.resolve_def(value.func, value)
+    return generator is not None and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(generator))
 
 
 def _print_is_convertible(call: ast.Call) -> bool:

@@ -49,7 +49,9 @@ class LegacyKerasImport(Rule):
 
     ## When it stays silent
     For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
-    and for other `tensorflow.python` internals.
+    and for other `tensorflow.python` internals. For a version-gated fallback: an import in a
+    branch of an `if` on a version (`if tf.__version__ < ...`) or in the `except ImportError`
+    fallback of a `try`, where it runs only on the old TensorFlow it is right for.
 
     ## Fix
     The same import from the public Keras of this environment, chosen as for every Keras fix
@@ -129,6 +131,17 @@ class LegacyKerasImport(Rule):
     valid = (
         Example(
             """
+            import tensorflow as tf
+            from packaging.version import Version
+
+            if Version(tf.__version__) >= Version("2.13"):
+                from keras.src.engine.keras_tensor import KerasTensor
+            else:
+                from tensorflow.python.keras.engine.keras_tensor import KerasTensor
+            """
+        ),
+        Example(
+            """
             import keras
             import tensorflow as tf
             from tensorflow import keras as tfk
@@ -143,7 +156,7 @@ class LegacyKerasImport(Rule):
         target = target_keras(facts, ctx.settings)
         for node in _imports(facts):
             legacy = _legacy_module(node)
-            if legacy is None:
+            if legacy is None or _version_gated(facts, node):
                 continue
             replacement = _replacement(facts, node, target)
             public = _public_name(facts, target)
@@ -260,3 +273,24 @@ def _replacement(facts, node, target) -> tuple[str, str, bool] | None:
     if sub not in allowed:
         return None
     return f"{prefix}.{sub}", f"{prefix}.{sub}", False
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
+
+
+def _version_gated(facts, node: ast.AST) -> bool:
+    """An import that runs only on old TensorFlow versions or when the modern import fails: a
+    branch of an ``if`` on a version, or the ``except ImportError`` fallback of a ``try`` (a
+    legacy import tried first, in the ``try`` body, still runs and is still reported)."""
+    child = node
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, ast.If) and child in ancestor.orelse + ancestor.body:
+            if "version" in ast.unparse(ancestor.test).lower():
+                return True
+        if isinstance(ancestor, ast.ExceptHandler):
+            caught = ancestor.type
+            names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
+            if caught is None or any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names):
+                return True
+        child = ancestor
+    return False

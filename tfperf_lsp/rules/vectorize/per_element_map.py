@@ -37,7 +37,9 @@ class PerElementMap(Rule):
     something that is not TensorFlow, has Python control flow, or uses ops that pfor cannot
     vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
     `tf.boolean_mask`, one-argument `tf.where`), random ops, `tf.print`, `py_function`,
-    variables. Matmuls are TFP401's.
+    variables. Matmuls are TFP401's. When the items are pieces of different shapes
+    (`tf.dynamic_partition`, `tf.split` by sizes): there is no tensor to vectorise over (for sums
+    per partition, `tf.math.unsorted_segment_sum` is the batched op).
 
     ## Fix
     Only for a provably elementwise `f`: a lambda or one-line `def` (or a TensorFlow op) that
@@ -103,6 +105,16 @@ class PerElementMap(Rule):
             """
             import tensorflow as tf
 
+            values = tf.constant([1.0, 2.0, 3.0, 4.0])
+            partitions = tf.constant([0, 1, 1, 0])
+            pieces = tf.dynamic_partition(values, partitions, 2)  # pieces of different lengths
+            sums = tf.stack([tf.reduce_sum(piece) for piece in pieces])
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
             def count_unique(row):
                 return tf.size(tf.unique(row).y)
 
@@ -151,6 +163,8 @@ class PerElementMap(Rule):
         if not items:
             return None
         x = it.tensor if not it.over_index else L.dotted(items[0].value)
+        if _uneven_pieces(facts, x, call):
+            return None  # no tensor to vectorize over: pieces of different shapes
         problems = []
         if not L.covers_axis(facts, it, x, facts.statement_of(call)):
             problems.append(f"the comprehension may not cover every item of `{x}`")
@@ -262,3 +276,17 @@ def _atomic(text: str) -> bool:
     except SyntaxError:
         return False
     return isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+
+
+# Calls that return a Python list of tensors whose shapes differ from piece to piece.
+_UNEVEN = {"tensorflow.dynamic_partition", "tensorflow.split", "tensorflow.ragged.constant"}
+
+
+def _uneven_pieces(facts, name: str | None, at: ast.AST) -> bool:
+    """``name`` holds pieces of different shapes (``tf.dynamic_partition``, ``tf.split`` by
+    sizes): stacking them, as ``tf.vectorized_map`` or an elementwise rewrite would, fails."""
+    if not name or "." in name:
+        return False
+    assignment = facts.reaching_assignment_at(name, at)
+    value = getattr(assignment, "value", None)
+    return isinstance(value, ast.Call) and facts.qualname(value.func) in _UNEVEN
