@@ -36,7 +36,8 @@ class PythonLoopInGraph(Rule):
     For small literal bounds (under 50 iterations; unrolled small loops can be faster), for
     loops over tensors or datasets, for loops in plain Python functions, and when the loop
     variable indexes something (`kernels[i]`): that is usually a Python list, which only a Python
-    loop can index.
+    loop can index. When the loop collects results in a Python list (`outputs.append(...)`): it is
+    meant to be unrolled, and a `tf.range` loop could not append to the list.
 
     ## Fix
     `tf.range(n)`: one graph loop whatever `n` is (pass `n` as a tensor too, see TFP101). The
@@ -89,6 +90,20 @@ class PythonLoopInGraph(Rule):
             """
             import tensorflow as tf
 
+
+            @tf.function
+            def pyramid(x, levels):
+                outputs = []
+                for level in range(levels):  # one output per level: unrolled on purpose
+                    x = tf.nn.avg_pool2d(x, 2, 2, "VALID")
+                    outputs.append(x)
+                return outputs
+            """
+        ),
+        Example(
+            """
+            import tensorflow as tf
+
             @tf.function
             def three_layers(x):
                 for _ in range(3):  # small and static: unrolling is fine
@@ -107,7 +122,7 @@ class PythonLoopInGraph(Rule):
             for loop in walk_same_scope(fn.node):
                 if not isinstance(loop, ast.For) or not _is_range(loop.iter):
                     continue
-                if not _does_tensor_work(facts, fn, loop) or _indexes_python_data(loop):
+                if not _does_tensor_work(facts, fn, loop) or _indexes_python_data(loop) or _builds_python_list(loop):
                     continue
                 bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)} & params
                 literal = _literal_bound(loop.iter)
@@ -209,3 +224,14 @@ def _convertible(facts, loop: ast.For) -> bool:
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 return False
     return True
+
+
+def _builds_python_list(loop: ast.For) -> bool:
+    """The loop collects results in a Python list (``outs.append(...)``, ``outs += [...]``): it is
+    meant to be unrolled - a ``tf.range`` loop cannot append to a Python list."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert"):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.value, (ast.List, ast.ListComp)):
+            return True
+    return False
