@@ -101,9 +101,9 @@ def test_epoch_loops_fit_epochs_and_local_consumers():
 def test_method_span_starts_at_the_dot():
     text = source(
         """
-        import tensorflow as tf
+        import tensorflow as tf  # map_parallelization = False
         ds = (tf.data.Dataset.range(4)
-              .map(lambda x: x + 1))
+              .map(lambda x: x + 1 - 2))
         """
     )
     call = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "map")

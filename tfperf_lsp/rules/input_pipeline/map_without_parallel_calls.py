@@ -1,15 +1,20 @@
 """TFP701: ``Dataset.map(f)`` without ``num_parallel_calls``: one element at a time, on one core."""
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
-from tfperf_lsp.rules.input_pipeline._mapfn import function_label
+from tfperf_lsp.rules.input_pipeline._mapfn import function_argument, function_label
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
 
+# Options that stop tf.data from parallelising stateless maps by itself.
+_AUTO_PARALLEL_OFF = re.compile(r"\b(map_parallelization|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
 CHEAP_COST = 1  # at most one op: the tensorpack maintainers saw no gain from parallelising these
 
 
@@ -24,20 +29,31 @@ class MapWithoutParallelCalls(Rule):
     ## What it does
     Finds `.map(f)` on a tf.data pipeline (a chain from `tf.data.Dataset.from_tensor_slices`,
     `range`, `from_generator`, `list_files`, `TFRecordDataset`, ... through method chains, names
-    and local functions that return a dataset) called without `num_parallel_calls`.
+    and local functions that return a dataset) that tf.data runs one element at a time: `f`
+    draws random numbers or has other state, or the pipeline's options turn tf.data's automatic
+    map parallelisation off, and no `num_parallel_calls` is given.
 
     ## Why is this slow
-    Without `num_parallel_calls`, tf.data calls `f` on one element at a time, on one core, while
-    the training step waits (tf.data performance guide, "Parallelizing data transformation";
-    catalog D1). Measured on 2 CPU cores: 0.65 s serial, 0.25 s with `tf.data.AUTOTUNE`.
+    A serial map calls `f` on one element at a time, on one core, while the training step waits
+    (tf.data performance guide, "Parallelizing data transformation"). Since TensorFlow 2.7,
+    tf.data parallelises a *stateless* map by itself (`map_parallelization`, on by default:
+    checked on TF 2.21, a plain `map` becomes a `ParallelMap`, or a `MapAndBatch` when a batch
+    follows). It leaves a map serial when its function is stateful: `tf.random.*` and
+    `tf.image.random_*` ops, variable reads, `tf.py_function`. There `num_parallel_calls` is
+    the only way to use more cores.
 
     ## When it stays silent
-    With `num_parallel_calls` (keyword or second argument), and for identity or re-packing
-    functions (`lambda x, y: (x, y)`, `lambda d: d["image"]`), which have nothing to parallelise.
-    A function with at most one op (`lambda x: x / 255`) is reported at information level: the
-    tensorpack maintainers measured no gain for cheap functions (tensorpack/tensorpack#1539), so
-    benchmark it. `.map` on something that is not a visible tf.data pipeline (a parameter, a
-    pandas Series) is never reported.
+    With `num_parallel_calls` (keyword or second argument); for a stateless function that
+    tfperf can see, unless the pipeline's options turn the automatic parallelisation off
+    (`map_parallelization = False`, `apply_default_optimizations = False`, autotuning off): tf.data
+    already runs it in parallel; for a function tfperf cannot see (imported from another
+    module, a method): it may be stateless too. For identity or re-packing functions
+    (`lambda x, y: (x, y)`, `lambda d: d["image"]`, `tf.nest` repacking) and functions with at
+    most one op (`lambda x: x / 255`, `map(tf.transpose)`): no gain worth a hint (the tensorpack
+    maintainers measured none, tensorpack/tensorpack#1539). For a function that returns datasets
+    (`lambda i: ds.shard(n, i)`): it builds the pipeline's structure. In test code. `.map` on
+    something that is not a visible tf.data pipeline (a parameter, a pandas Series) is never
+    reported.
 
     ## Fix
     Add `num_parallel_calls=tf.data.AUTOTUNE`. Output order is kept (`deterministic` defaults to
@@ -61,9 +77,11 @@ class MapWithoutParallelCalls(Rule):
                 image = (image - 0.5) * 2.0
                 return image, label
 
+            options = tf.data.Options()
+            options.experimental_optimization.map_parallelization = False  # e.g. for debugging
             images = np.arange(8 * 4 * 4 * 3, dtype=np.uint8).reshape(8, 4, 4, 3)
             labels = np.arange(8)
-            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4).with_options(options)
             ds = ds.map(normalize)  # scale to [-1, 1]
             batches = np.stack([x.numpy() for x, _ in ds.prefetch(tf.data.AUTOTUNE)])
             """,
@@ -76,39 +94,15 @@ class MapWithoutParallelCalls(Rule):
                 image = (image - 0.5) * 2.0
                 return image, label
 
+            options = tf.data.Options()
+            options.experimental_optimization.map_parallelization = False  # e.g. for debugging
             images = np.arange(8 * 4 * 4 * 3, dtype=np.uint8).reshape(8, 4, 4, 3)
             labels = np.arange(8)
-            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4).with_options(options)
             ds = ds.map(normalize, num_parallel_calls=tf.data.AUTOTUNE)  # scale to [-1, 1]
             batches = np.stack([x.numpy() for x, _ in ds.prefetch(tf.data.AUTOTUNE)])
             """,
-        ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            squares = np.stack(list(
-                tf.data.Dataset.range(6)
-                .map(lambda x: x * x)
-                .batch(3)
-                .prefetch(2)
-                .as_numpy_iterator()
-            ))
-            """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            squares = np.stack(list(
-                tf.data.Dataset.range(6)
-                .map(lambda x: x * x, num_parallel_calls=tf.data.AUTOTUNE)
-                .batch(3)
-                .prefetch(2)
-                .as_numpy_iterator()
-            ))
-            """,
-            note="one op: reported at information level, still fixable",
+            note="the options turn tf.data's own parallelisation of stateless maps off",
         ),
         Example(
             """
@@ -121,7 +115,7 @@ class MapWithoutParallelCalls(Rule):
             ds = ds.map(jitter).batch(4).prefetch(1)
             """,
             expect_no_fix=True,
-            note="jitter draws random numbers: a parallel map changes which element gets which draw",
+            note="jitter draws random numbers: tf.data keeps it serial, and a parallel map changes which element gets which draw",
         ),
     )
     valid = (
@@ -137,6 +131,20 @@ class MapWithoutParallelCalls(Rule):
         ),
         Example(
             """
+            import numpy as np
+            import tensorflow as tf
+
+            def normalize(image, label):
+                image = tf.cast(image, tf.float32) / 255.0
+                return (image - 0.5) * 2.0, label
+
+            images = np.zeros((8, 4, 4, 3), np.uint8)
+            ds = tf.data.Dataset.from_tensor_slices((images, np.arange(8))).map(normalize).batch(4)
+            """,
+            note="stateless: tf.data (2.7+) runs it as a parallel map by itself",
+        ),
+        Example(
+            """
             import pandas as pd
 
             def describe(series: pd.Series, mapping):
@@ -147,42 +155,33 @@ class MapWithoutParallelCalls(Rule):
 
     def check(self, ctx):
         model = pipelines(ctx)
+        auto_parallel_off = bool(_AUTO_PARALLEL_OFF.search(ctx.source.text))
         for step in model.maps():
             call = step.call
             if len(call.args) >= 2 or any(kw.arg == "num_parallel_calls" for kw in call.keywords):
                 continue
             fn = model.map_function(step)
-            if fn.identity:
-                continue  # nothing to parallelise
+            if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
+                continue  # nothing worth parallelising
+            if fn.unknown or (not (fn.random or fn.stateful) and not auto_parallel_off):
+                continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
             label = function_label(call)
             if fn.stateful or fn.random:
                 yield self.finding(
                     ctx, step.method_node(),
-                    f"`map({label})` runs {label} on one element at a time, but {label} is stateful "
-                    f"({fn.stateful or fn.random}): with `num_parallel_calls` its results may change with the "
-                    f"order of calls; parallelise it only if that is acceptable",
-                    label="serial map",
-                )
-                continue
-            if fn.unknown:
-                unseen = f"`{label}` is not defined in this file" if fn.node is None else f"{label} calls `{fn.unknown}`"
-                yield self.finding(
-                    ctx, step.method_node(),
-                    f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls=tf.data.AUTOTUNE` "
-                    f"unless it is stateful ({unseen}, which tfperf cannot check)",
+                    f"`map({label})` runs {label} on one element at a time: {label} is stateful "
+                    f"({fn.stateful or fn.random}), so tf.data does not parallelise it by itself; "
+                    f"`num_parallel_calls=tf.data.AUTOTUNE` would, if a different order of calls is acceptable",
                     label="serial map",
                 )
                 continue
             # Options may turn determinism off (experimental_deterministic=False): then the parallel
             # map may reorder elements, so the fix is no longer safe.
             options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
-            cheap = fn.cost <= CHEAP_COST
             yield self.finding(
                 ctx, step.method_node(),
-                f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls=tf.data.AUTOTUNE`"
-                + (" (it is one op: benchmark it, the gain may be small)" if cheap else ""),
+                f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls=tf.data.AUTOTUNE`",
                 label="serial map",
-                severity=Severity.INFORMATION if cheap else None,
                 fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
                 fix_applicability="unsafe" if options else "safe",
             )
@@ -199,3 +198,32 @@ class MapWithoutParallelCalls(Rule):
         )
         return Fix(f"Add num_parallel_calls={alias}.data.AUTOTUNE", (edit, *extra)) if edit else None
 
+
+
+def _cheap(facts, call: ast.Call, fn) -> bool:
+    """At most one op (``lambda x: x / 255``, ``tf.transpose``, a ``tf.nest`` repacking): the
+    tensorpack maintainers measured no gain from parallelising such functions
+    (tensorpack/tensorpack#1539), so it is not worth a hint."""
+    if fn.node is None:
+        qualname = facts.qualname(function_argument(call)) or ""
+        return qualname.startswith("tensorflow.") and not qualname.startswith(_EXPENSIVE_OPS)
+    return not (fn.unknown or fn.random or fn.stateful or fn.is_expensive or fn.per_element) and fn.cost <= CHEAP_COST
+
+
+_EXPENSIVE_OPS = ("tensorflow.io.", "tensorflow.image.", "tensorflow.audio.", "tensorflow.strings.", "tensorflow.py_function",
+                  "tensorflow.numpy_function")
+# Calls that make datasets: a map that returns a dataset (``lambda i: ds.shard(n, i)``) builds
+# the pipeline's structure; there is no per-element work to parallelise.
+_DATASET_BUILDERS = {"shard", "window", "unbatch", "batch", "flat_map", "interleave", "padded_batch", "zip",
+                     "from_tensor_slices", "from_tensors", "range", "take", "skip"}
+
+
+def _builds_datasets(facts, node: ast.AST | None) -> bool:
+    if node is None:
+        return False
+    returned = [node.body] if isinstance(node, ast.Lambda) else [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+    for value in returned:
+        for inner in ast.walk(value):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _DATASET_BUILDERS:
+                return True
+    return False

@@ -1,6 +1,8 @@
 """TFP702: a tf.data pipeline consumed without a trailing ``.prefetch``."""
 from __future__ import annotations
 
+import re
+
 from tfperf_lsp.model import Edit, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
@@ -18,6 +20,10 @@ from tfperf_lsp.rules.input_pipeline._pipeline import (
 _HOW = {"for": "iterated", "fit": "fed to Keras", "iter": "iterated", "return": "returned"}
 
 
+# Options that stop tf.data from appending a prefetch by itself.
+_AUTO_PREFETCH_OFF = re.compile(r"\b(inject_prefetch|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
+
+
 class NoPrefetch(Rule):
     code = "TFP702"
     name = "no-prefetch"
@@ -27,7 +33,9 @@ class NoPrefetch(Rule):
     doc_url = "https://www.tensorflow.org/guide/data_performance#prefetching"
     docs = """
     ## What it does
-    Finds a tf.data pipeline that is used up - iterated by a `for` loop or comprehension, passed
+    Finds a tf.data pipeline whose options turn TensorFlow's automatic prefetching off
+    (`inject_prefetch = False`, `autotune.enabled = False`, `apply_default_optimizations =
+    False`) and that is used up - iterated by a `for` loop or comprehension, passed
     to `fit`/`evaluate`/`predict`, to `iter()`, to a local function that loops over it, or
     returned (batched) from a function whose result no local caller transforms further - when no
     `.prefetch` follows its last transformation. The finding sits on that last transformation.
@@ -38,15 +46,21 @@ class NoPrefetch(Rule):
     "Prefetching"; catalog D2). `prefetch(tf.data.AUTOTUNE)` overlaps the two. We have no number of
     our own: on the 2-core CPU test machine, where producer and consumer share the same cores,
     the difference was lost in noise; the gain is largest when the model runs on an accelerator.
+    Since TensorFlow 2.12, tf.data appends a prefetch by itself when the last transformation is
+    synchronous (`inject_prefetch`, on by default; checked on TF 2.21), and a parallel map or a
+    fused map-and-batch already runs ahead: so only pipelines whose options turn that off need
+    the explicit `.prefetch`.
 
     ## When it stays silent
-    When only a few elements are taken (`ds.take(1)`, `next(iter(ds))`: a peek), when `.prefetch`
+    When the file does not turn automatic prefetching off (the usual case: tf.data 2.12+ injects
+    the prefetch itself). When only a few elements are taken (`ds.take(1)`, `next(iter(ds))`: a peek), when `.prefetch`
     comes after the last transformation (steps like `repeat`, `take`, `cache`
     or `with_options` may follow it), when the dataset is an intermediate one that a later
     pipeline continues (and that pipeline prefetches), when the pipeline does no work (a bare
-    `from_tensor_slices`), when a function returns an unbatched dataset (its callers, maybe in
-    other files, are expected to finish it), and when the dataset goes somewhere tfperf cannot
-    follow.
+    `from_tensor_slices`), when a function returns the dataset to callers outside this file
+    (they are expected to finish it, and library loaders' callers often do; a caller in this
+    file that iterates it without `.prefetch` is reported), and when the dataset goes somewhere
+    tfperf cannot follow.
 
     ## Fix
     Append `.prefetch(tf.data.AUTOTUNE)` to the last transformation. Safe: the elements and
@@ -58,8 +72,10 @@ class NoPrefetch(Rule):
             import numpy as np
             import tensorflow as tf
 
+            options = tf.data.Options()
+            options.experimental_optimization.inject_prefetch = False  # e.g. to save memory
             features = np.arange(24, dtype=np.float32).reshape(12, 2)
-            ds = tf.data.Dataset.from_tensor_slices(features)
+            ds = tf.data.Dataset.from_tensor_slices(features).with_options(options)
             ds = ds.batch(4)  # 3 batches
             batches = np.stack([b.numpy() for b in ds])
             """,
@@ -67,8 +83,10 @@ class NoPrefetch(Rule):
             import numpy as np
             import tensorflow as tf
 
+            options = tf.data.Options()
+            options.experimental_optimization.inject_prefetch = False  # e.g. to save memory
             features = np.arange(24, dtype=np.float32).reshape(12, 2)
-            ds = tf.data.Dataset.from_tensor_slices(features)
+            ds = tf.data.Dataset.from_tensor_slices(features).with_options(options)
             ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)  # 3 batches
             batches = np.stack([b.numpy() for b in ds])
             """,
@@ -79,7 +97,9 @@ class NoPrefetch(Rule):
             import tensorflow as tf
 
             def make_dataset(x):
-                ds = tf.data.Dataset.from_tensor_slices(x)
+                options = tf.data.Options()
+                options.autotune.enabled = False  # fixed resources
+                ds = tf.data.Dataset.from_tensor_slices(x).with_options(options)
                 return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4)
 
             features = np.arange(16, dtype=np.float32).reshape(8, 2)
@@ -90,7 +110,9 @@ class NoPrefetch(Rule):
             import tensorflow as tf
 
             def make_dataset(x):
-                ds = tf.data.Dataset.from_tensor_slices(x)
+                options = tf.data.Options()
+                options.autotune.enabled = False  # fixed resources
+                ds = tf.data.Dataset.from_tensor_slices(x).with_options(options)
                 return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4).prefetch(tf.data.AUTOTUNE)
 
             features = np.arange(16, dtype=np.float32).reshape(8, 2)
@@ -126,6 +148,8 @@ class NoPrefetch(Rule):
     )
 
     def check(self, ctx):
+        if not _AUTO_PREFETCH_OFF.search(ctx.source.text):
+            return  # tf.data (2.12+) injects the prefetch itself
         model = pipelines(ctx)
         reported = set()
         for consumer in model.consumers:
@@ -135,8 +159,8 @@ class NoPrefetch(Rule):
             chain = list(end.upstream())
             if not any(s.method in WORK_METHODS or s.qualname in BATCHED_SOURCES for s in chain):
                 continue
-            if consumer.kind == "return" and not any(s.method in BATCH_METHODS or s.qualname in BATCHED_SOURCES for s in chain):
-                continue
+            if consumer.kind == "return":
+                continue  # handed to callers elsewhere: they may (and often do) prefetch
             if any(_continues_to_prefetch(s) for s in _through_light(consumer.step)):
                 continue  # an intermediate look at a dataset whose real pipeline prefetches
             if any(_few(ctx, s) for s in _through_light(consumer.step)):

@@ -30,7 +30,11 @@ class FunctionInLoop(Rule):
 
     ## When it stays silent
     Outside loops, and in functions called only once. A function defined inside a factory that
-    runs once per model is fine.
+    runs once per model is fine. A tf.function created inside a function that is called
+    repeatedly is reported only when this file itself runs that function eagerly (from
+    module-level code or `main()`): a library method may be called while its caller is traced,
+    and then the inner function is traced once, as part of the caller. Test code is silent (a
+    loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
     Create the function once, before the loop. The quick fix moves a `name = tf.function(f)`
@@ -137,7 +141,10 @@ class FunctionInLoop(Rule):
                 )
                 continue
             outer = facts.enclosing_function(fn.stmt)
-            if outer is not None and fn.stmt is not outer and facts.is_called_repeatedly(outer):
+            # Only where this file runs `outer` eagerly itself: a library method may be called
+            # while its caller is traced (then the inner function is traced once, as part of it).
+            if (outer is not None and fn.stmt is not outer and facts.is_called_repeatedly(outer)
+                    and ctx.hot.runs_eagerly_in_script(outer.body[0])):
                 yield self.finding(
                     ctx,
                     fn.node if fn.node is not None and fn.stmt is fn.node else fn.stmt,
