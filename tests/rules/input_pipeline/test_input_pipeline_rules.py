@@ -123,7 +123,7 @@ def test_swap_only_for_consecutive_self_updates():
 ds = tf.data.Dataset.range(8)
 ds = ds.map(lambda x: x * 2)
 n = ds.cardinality()
-ds = ds.batch(4)
+ds = ds.batch(16)
 """
     [finding] = findings(not_consecutive, "TFP703")
     assert finding.fix_title is None and finding.severity == Severity.INFORMATION
@@ -137,8 +137,8 @@ def scale(image, label):
 def resize(image):
     return tf.image.resize(image, [8, 8])
 
-a = tf.data.Dataset.from_tensor_slices((np.zeros((4, 2)), np.zeros(4))).map(scale).batch(2)
-b = tf.data.Dataset.from_tensor_slices(np.zeros((4, 6, 6, 3))).map(resize).batch(2)
+a = tf.data.Dataset.from_tensor_slices((np.zeros((4, 2)), np.zeros(4))).map(scale).batch(16)
+b = tf.data.Dataset.from_tensor_slices(np.zeros((4, 6, 6, 3))).map(resize).batch(16)
 """
     found = findings(code, "TFP703")
     assert len(found) == 2 and all(f.fix_title is None for f in found)
@@ -147,7 +147,7 @@ b = tf.data.Dataset.from_tensor_slices(np.zeros((4, 6, 6, 3))).map(resize).batch
 def test_broadcasting_with_an_array_constant_is_not_elementwise():
     code = HEADER + """
 MEAN = tf.constant([0.5, 0.2, 0.1])
-ds = tf.data.Dataset.from_tensor_slices(np.zeros((4, 3))).map(lambda x: x - MEAN).batch(2)
+ds = tf.data.Dataset.from_tensor_slices(np.zeros((4, 3))).map(lambda x: x - MEAN).batch(16)
 """
     [finding] = findings(code, "TFP703")
     assert finding.fix_title is None

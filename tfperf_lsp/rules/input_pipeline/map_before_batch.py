@@ -32,8 +32,10 @@ class MapBeforeBatch(Rule):
     (`tf.io.read_file`, `decode_jpeg`/`decode_png`, `parse_single_example`: there the batched
     form needs different ops, such as `parse_example`), before `padded_batch`/`ragged_batch` (elements of
     different shapes), and when another step sits between the map and the batch. When `f` is
-    not provably batch-safe (it has several parameters, draws random numbers, resizes, parses,
-    calls code tfperf cannot see), the finding is information only, without a fix: such an `f`
+    not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
+    below 8: `.batch(1)` saves almost nothing), it stays silent too. When `f` is otherwise not
+    provably batch-safe (it has several parameters, draws random numbers, resizes, parses),
+    the finding is information only, without a fix: such an `f`
     may not accept batches, ragged elements cannot be batched before mapping, and per-element
     randomness can become per-batch randomness (`x + tf.random.uniform([])` on a batch adds the
     same noise to every element; checked under TensorFlow) or draw different numbers.
@@ -118,7 +120,7 @@ class MapBeforeBatch(Rule):
                 return x + tf.random.uniform([], maxval=0.1)
 
             ds = tf.data.Dataset.from_tensor_slices(tf.zeros([8]))
-            ds = ds.map(jitter, num_parallel_calls=2).batch(4).prefetch(1)
+            ds = ds.map(jitter, num_parallel_calls=2).batch(16).prefetch(1)
             """,
             expect_no_fix=True,
             note="one random draw per element; mapped on a batch, one draw for the whole batch",
@@ -167,6 +169,8 @@ class MapBeforeBatch(Rule):
                     form=form,
                 )
                 continue
+            if fn.unknown or _small_batch(batch.call):
+                continue  # cannot tell whether it accepts batches; or a batch too small to gain
             if fn.random:
                 message = (f"`map({label})` runs once per element before `.batch({b})`; mapping whole batches would be "
                            f"faster, but {label} draws random numbers per element ({fn.random}), which a call on a "
@@ -224,3 +228,12 @@ def _is_self_update(stmt: ast.AST, call: ast.Call) -> bool:
         and isinstance(stmt.targets[0], ast.Name) and isinstance(call.func.value, ast.Name)
         and call.func.value.id == stmt.targets[0].id
     )
+
+
+SMALL_BATCH = 8
+
+
+def _small_batch(call) -> bool:
+    """``.batch(1)``, ``.batch(2)``: one call per batch would save almost nothing."""
+    size = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "batch_size"), None)
+    return isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value < SMALL_BATCH

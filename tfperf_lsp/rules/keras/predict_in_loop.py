@@ -187,10 +187,18 @@ class PredictInLoop(Rule):
                 )
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
+            loop = loops[-1]
+            over = ctx.source.segment(loop.iter) if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
+            if over is not None and not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)):
+                message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
+                           f"`{name}.predict` once on all of it (a batched dataset or array), or "
+                           f"`{name}({x_text}, training=False)` inside the loop")
+            else:
+                message = (f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
+                           f"`{name}({x_text}, training=False)`; otherwise batch the inputs into one `predict`")
             yield self.finding(
                 ctx, call,
-                f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
-                f"`{name}({x_text}, training=False)`; otherwise batch the inputs into one `predict`",
+                message,
                 label="predict in loop",
                 severity=Severity.INFORMATION,
             )
@@ -276,3 +284,9 @@ def _slice_width(facts, part: ast.Slice) -> int | None:
         if ast.dump(same) == start:
             return int_constant(facts, other)
     return None
+
+
+def _is_loop_item(facts, loop: ast.For, x: ast.AST) -> bool:
+    """``x`` is (derived from) the loop's own item: ``for item, label in ds: predict(item)``."""
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(x))
