@@ -82,6 +82,27 @@ class EagerTrainStep(Rule):
                 loss = train_step(x, y)
             """,
         ),
+        Example(
+            """
+            import tensorflow as tf
+
+
+            def main():
+                w = tf.Variable(tf.ones([4, 1]))
+                optimizer = tf.keras.optimizers.SGD(0.01)
+                x, y = tf.ones([8, 4]), tf.zeros([8, 1])
+                for epoch in range(3):  # the most common script shape: the step inline in main()
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+                    optimizer.apply_gradients([(tape.gradient(loss, w), w)])
+                return w
+
+
+            trained = main()
+            """,
+            expect_no_fix=True,
+            note="a step written in main()'s loop: reported inline, without a fix (it must become a function first)",
+        ),
     )
     valid = (
         Example(
@@ -130,7 +151,9 @@ class EagerTrainStep(Rule):
         facts = ctx.facts
         for item in _tape_items(facts):
             call = item.context_expr
-            if facts.in_tf_function(item) is not None or facts.enclosing_function(item) in _defs_with_steps(ctx):
+            if facts.in_tf_function(item) is not None or (
+                facts.enclosing_function(item) in _defs_with_steps(ctx) and not _in_own_loop(facts, item)
+            ):
                 continue
             with_stmt = facts.parent(item)
             loops = facts.enclosing_loops(with_stmt)
@@ -167,6 +190,14 @@ def _defs_with_steps(ctx) -> set:
     """Defs that open a GradientTape and apply an optimizer update."""
     if "train_step_defs" not in ctx.cache:
         facts = ctx.facts
-        candidates = {facts.enclosing_function(item) for item in _tape_items(facts)} - {None}
+        # A def whose tape sits inside its own loop is a training *loop* (``main()`` with the
+        # step written in its ``for`` body): its step is reported inline, not the def.
+        candidates = {facts.enclosing_function(item) for item in _tape_items(facts)
+                      if not _in_own_loop(facts, item)} - {None}
         ctx.cache["train_step_defs"] = {fn for fn in candidates if _updates_in(facts, fn)}
     return ctx.cache["train_step_defs"]
+
+
+def _in_own_loop(facts, node) -> bool:
+    """``node`` is inside a loop of its own function (not only a loop around a call of it)."""
+    return bool(facts.enclosing_loops(node))

@@ -1,0 +1,96 @@
+"""TFP204: a TensorFlow op called as a statement, its result thrown away: it changes nothing."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import short
+
+# Ops that return a new tensor and change nothing else: calling one as a statement is a no-op
+# (eager: computed and dropped every step; in a graph: pruned, so it never even runs).
+_PURE_OPS = frozenset(
+    "tensorflow." + name
+    for name in (
+        "clip_by_norm clip_by_value clip_by_global_norm cast reshape transpose squeeze expand_dims "
+        "concat stack unstack split tile gather gather_nd where abs add subtract multiply divide "
+        "maximum minimum matmul einsum reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
+        "square sqrt exp math.log nn.relu nn.softmax nn.sigmoid sigmoid tanh nn.l2_normalize "
+        "math.l2_normalize one_hot pad reverse sort argsort argmax argmin round sign negative "
+        "image.resize image.flip_left_right image.convert_image_dtype ensure_shape boolean_mask "
+        "convert_to_tensor zeros_like ones_like"
+    ).split()
+)
+
+
+class DiscardedOpResult(Rule):
+    code = "TFP204"
+    name = "discarded-op-result"
+    category = "correctness"
+    severity = Severity.WARNING
+    summary = "A TensorFlow op's result is thrown away (`tf.clip_by_norm(g, 5)` as a statement): it changes nothing"
+    doc_url = "https://www.tensorflow.org/guide/tensor"
+    docs = """
+    ## What it does
+    Finds a call of a TensorFlow op that returns a new tensor and has no other effect
+    (`tf.clip_by_norm`, `tf.clip_by_value`, `tf.cast`, `tf.reshape`, `tf.nn.l2_normalize`, ...)
+    written as a statement of its own, so its result is thrown away.
+
+    ## Why is this slow
+    Tensors are immutable: `tf.clip_by_norm(grad, 15)` returns a clipped copy and leaves `grad`
+    as it was, so the statement clips nothing (a correctness bug: the training step runs without
+    the clipping its author meant). Eagerly it still computes the op on every step, for nothing;
+    in a `tf.function` graph the unused op is pruned. Measured on TF 2.21: after
+    `tf.clip_by_norm(g, 1.0)` as a statement, `g` keeps its norm.
+
+    ## When it stays silent
+    For ops with effects (`tf.print`, `tf.debugging.*`, `tf.assert_*`, `tf.summary.*`,
+    `tf.io.write_file`, variable `assign`), for calls whose result is used (assigned, returned,
+    passed on), and for ops tfperf does not know to be pure. It applies in test code too.
+
+    ## Fix
+    Use the result: `grad = tf.clip_by_norm(grad, 15)` (no quick fix: which name to assign to is
+    the author's choice, and the clipped value must then reach `apply_gradients`).
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            g = tf.constant([3.0, 4.0])
+            tf.clip_by_norm(g, 1.0)  # meant: g = tf.clip_by_norm(g, 1.0)
+            norm = float(tf.norm(g))
+            """,
+            verify="""
+            assert abs(norm - 5.0) < 1e-6  # nothing was clipped
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+            g = tf.constant([3.0, 4.0])
+            g = tf.clip_by_norm(g, 1.0)
+            tf.print("norm:", tf.norm(g))
+            tf.debugging.assert_all_finite(g, "finite")
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            statement = facts.parent(call)
+            if not isinstance(statement, ast.Expr) or statement.value is not call:
+                continue
+            qualname = facts.qualname(call.func)
+            if qualname not in _PURE_OPS:
+                continue
+            yield self.finding(
+                ctx, call,
+                f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "
+                f"statement changes nothing - assign it (`x = {short(qualname)}(x, ...)`)",
+                label="result unused",
+            )
