@@ -1,6 +1,8 @@
 """TFP103: a tf.function fed tensors whose shape changes from one loop iteration to the next."""
 from __future__ import annotations
 
+import ast
+
 from tfperf_lsp.analysis.shapes import ragged_iteration, varying_shape
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -18,7 +20,9 @@ class VaryingShape(Rule):
     ## What it does
     Finds calls of a `tf.function` in a loop where a tensor argument's shape depends on the loop
     variable: a growing slice `x[:i]`, or a tensor built with a shape that uses the loop variable
-    (`tf.zeros([i, 3])`, `tf.random.normal([n])`).
+    (`tf.zeros([i, 3])`, `tf.random.normal([n])`). Also, across methods, a `tf.function` called
+    with `self.x` where another method grows `self.x` (`self.x = tf.concat([self.x, new], 0)`):
+    an index or a buffer that gets a new size after every `add`.
 
     ## Why is this slow
     A tf.function traces once per new input shape (and dtype). With a shape that changes every
@@ -89,6 +93,61 @@ class VaryingShape(Rule):
             traced="fast_mean",
             traces_after=2,
         ),
+        Example(
+            """
+            import tensorflow as tf
+
+
+            class Index:
+                def __init__(self, dim):
+                    self.vectors = tf.zeros([0, dim])
+
+                def add(self, batch):
+                    self.vectors = tf.concat([self.vectors, batch], axis=0)
+
+                @tf.function
+                def _search(self, vectors, query):
+                    return tf.reduce_max(tf.matmul(query, vectors, transpose_b=True), axis=1)
+
+                def query(self, q):
+                    return self._search(self.vectors, q)
+
+
+            index = Index(2)
+            for step in range(4):
+                index.add(tf.ones([1, 2]))
+                best = index.query(tf.ones([1, 2]))
+            traces = index._search.experimental_get_tracing_count()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+
+            class Index:
+                def __init__(self, dim):
+                    self.vectors = tf.zeros([0, dim])
+
+                def add(self, batch):
+                    self.vectors = tf.concat([self.vectors, batch], axis=0)
+
+                @tf.function(reduce_retracing=True)
+                def _search(self, vectors, query):
+                    return tf.reduce_max(tf.matmul(query, vectors, transpose_b=True), axis=1)
+
+                def query(self, q):
+                    return self._search(self.vectors, q)
+
+
+            index = Index(2)
+            for step in range(4):
+                index.add(tf.ones([1, 2]))
+                best = index.query(tf.ones([1, 2]))
+            traces = index._search.experimental_get_tracing_count()
+            """,
+            verify="assert traces == 4  # one trace per size of the growing index",
+            verify_fixed="assert traces == 2  # the second trace generalises the shape",
+            note="an index that grows in add() and is searched in query(): from a method, not a loop",
+        ),
     )
     valid = (
         Example(
@@ -142,6 +201,36 @@ class VaryingShape(Rule):
                 )
                 break
 
+        yield from self._growing_attributes(ctx)
+
+    def _growing_attributes(self, ctx):
+        """``self.index`` grows in one method (``self.index = tf.concat([self.index, x], 0)``) and
+        is passed to a tf.function in another: a new shape, so a new trace, after every growth."""
+        facts = ctx.facts
+        growing = _growing_attributes(facts)
+        if not growing:
+            return
+        for call in facts.calls:
+            fn = facts.resolve_tf_function(call.func, call)
+            if fn is None or "input_signature" in fn.options or fn.option_is_true("reduce_retracing") \
+                    or fn.option_is_true("experimental_relax_shapes") or facts.in_tf_function(call) is not None:
+                continue
+            for argument in list(call.args) + [kw.value for kw in call.keywords]:
+                attribute = _self_attribute(argument)
+                if attribute not in growing:
+                    continue
+                yield self.finding(
+                    ctx, argument,
+                    f"`{function_label(fn)}` is traced again for every new size of `self.{attribute}`, which grows "
+                    f"in `{growing[attribute]}()`: use `reduce_retracing=True` or an `input_signature` with "
+                    f"`None` dimensions",
+                    label=f"retraces per size of self.{attribute}",
+                    fix_title="Add reduce_retracing=True to the tf.function",
+                    wrapper_line=fn.wrapper.lineno,
+                    wrapper_col=fn.wrapper.col_offset,
+                )
+                break
+
     def fix(self, ctx, finding):
         fn = next(
             f for f in ctx.facts.tf_functions
@@ -149,3 +238,31 @@ class VaryingShape(Rule):
         )
         edit = tf_function_option_edit(ctx, fn, "reduce_retracing", "True")
         return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+_GROWTH = {"tensorflow.concat", "tensorflow.stack", "numpy.concatenate", "numpy.vstack", "numpy.hstack", "numpy.append"}
+
+
+def _self_attribute(expr) -> str | None:
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return expr.attr
+    return None
+
+
+def _growing_attributes(facts) -> dict[str, str]:
+    """``self.x`` attributes that a method reassigns to a concatenation of themselves: name ->
+    the method that grows it."""
+    found = {}
+    for call in facts.calls:
+        if facts.qualname(call.func) not in _GROWTH:
+            continue
+        statement = facts.parent(call)
+        if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
+            continue
+        attribute = _self_attribute(statement.targets[0])
+        if attribute is None:
+            continue
+        if any(_self_attribute(n) == attribute for n in ast.walk(call) if n is not statement.targets[0]):
+            method = facts.enclosing_function(call)
+            found[attribute] = method.name if method is not None else "?"
+    return found

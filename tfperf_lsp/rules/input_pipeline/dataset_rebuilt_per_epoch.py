@@ -1,0 +1,124 @@
+"""TFP706: a tf.data pipeline built again on every epoch by calling its factory in the loop."""
+from __future__ import annotations
+
+import ast
+
+from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
+
+# Pipeline steps whose set-up costs something every time the pipeline is built: opening and
+# listing files, filling a shuffle buffer, an empty cache.
+_COSTLY_SOURCES = {"TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "list_files", "load",
+                   "make_csv_dataset", "image_dataset_from_directory", "text_dataset_from_directory",
+                   "audio_dataset_from_directory"}
+_COSTLY_STEPS = {"shuffle", "cache", "interleave"}
+
+
+class DatasetRebuiltPerEpoch(Rule):
+    code = "TFP706"
+    name = "dataset-rebuilt-per-epoch"
+    category = "input-pipeline"
+    severity = Severity.INFORMATION
+    summary = "A tf.data pipeline rebuilt in every epoch (`ds = make_dataset()` in the loop): build it once"
+    doc_url = "https://www.tensorflow.org/guide/data#processing_multiple_epochs"
+    docs = """
+    ## What it does
+    Finds a call of a local function that builds a tf.data pipeline (it returns the dataset)
+    inside a loop, with the same arguments on every iteration, when the pipeline reads files
+    (`TFRecordDataset`, `list_files`, `image_dataset_from_directory`, ...) or shuffles, caches
+    or interleaves.
+
+    ## Why is this slow
+    A dataset can be iterated again and again: each new iteration starts a new epoch, and
+    `shuffle` reshuffles by default (tf.data guide, "Processing multiple epochs"). Building it
+    again every epoch lists and opens the files again, refills the shuffle buffer from an empty
+    start, and throws away what `cache()` kept: the cache then never serves a second epoch.
+
+    ## When it stays silent
+    When an argument of the call changes with the loop (a new file list, a new epoch seed, a
+    curriculum), when the pipeline does no costly set-up (a `from_tensor_slices` of arrays,
+    mapped and batched), and in test code.
+
+    ## Fix
+    Call the factory once, before the loop, and iterate the same dataset in every epoch. No quick
+    fix: the loop may rely on a fresh dataset for a reason tfperf cannot see.
+    """
+    invalid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            def make_dataset(files):
+                ds = tf.data.TFRecordDataset(files)
+                return ds.shuffle(10_000).batch(32)
+
+
+            files = tf.io.gfile.glob("/data/train-*.tfrecord")
+            for epoch in range(10):
+                ds = make_dataset(files)  # opens the files and refills the buffer every epoch
+                for batch in ds:
+                    pass
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            def make_dataset(files, seed):
+                return tf.data.TFRecordDataset(files).shuffle(10_000, seed=seed).batch(32)
+
+
+            files = tf.io.gfile.glob("/data/train-*.tfrecord")
+            ds = make_dataset(files, seed=0)
+            for epoch in range(10):
+                for batch in ds:
+                    pass
+            for epoch in range(10):
+                for batch in make_dataset(files, seed=epoch):  # a new seed each epoch: on purpose
+                    pass
+            """
+        ),
+    )
+
+    def check(self, ctx):
+        facts = ctx.facts
+        model = pipelines(ctx)
+        for step in model.steps:
+            if step.method != "call" or step.factory is None:
+                continue
+            loops = facts.enclosing_loops(step.call)
+            if not loops or facts.in_tf_function(step.call) is not None:
+                continue
+            if _varies(step.call, loops[0]) or not _costly(step):
+                continue
+            name = step.factory.name
+            yield self.finding(
+                ctx, step.call,
+                f"`{name}(...)` builds the tf.data pipeline again on every iteration with the same arguments: "
+                f"build it once before the loop and iterate it each epoch (it re-reads its files and refills "
+                f"its buffers every time)",
+                label="dataset rebuilt per epoch",
+            )
+
+
+def _varies(call: ast.Call, loop: ast.AST) -> bool:
+    changing = set()
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        changing |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for node in ast.walk(loop):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if not (isinstance(node, ast.Assign) and node.value is call):
+                    changing |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {getattr(call.func, "id", None)}
+    return bool(used & changing)
+
+
+def _costly(step) -> bool:
+    return any(s.method in _COSTLY_STEPS or s.method in _COSTLY_SOURCES for s in step.upstream())
