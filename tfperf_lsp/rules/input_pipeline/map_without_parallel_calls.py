@@ -31,7 +31,9 @@ class MapWithoutParallelCalls(Rule):
     `range`, `from_generator`, `list_files`, `TFRecordDataset`, ... through method chains, names
     and local functions that return a dataset) that tf.data runs one element at a time: `f`
     draws random numbers or has other state, or the pipeline's options turn tf.data's automatic
-    map parallelisation off, and no `num_parallel_calls` is given.
+    map parallelisation off, and no `num_parallel_calls` is given. Also `.interleave(f)` where
+    `f` opens files (`tf.data.TFRecordDataset`, `TextLineDataset`, ...) without
+    `num_parallel_calls`: tf.data never parallelises an interleave by itself.
 
     ## Why is this slow
     A serial map calls `f` on one element at a time, on one core, while the training step waits
@@ -117,6 +119,21 @@ class MapWithoutParallelCalls(Rule):
             expect_no_fix=True,
             note="jitter draws random numbers: tf.data keeps it serial, and a parallel map changes which element gets which draw",
         ),
+        Example(
+            """
+            import tensorflow as tf
+
+            files = tf.data.Dataset.from_tensor_slices(["train-0.tfrecord", "train-1.tfrecord"])
+            records = files.interleave(tf.data.TFRecordDataset)  # one file at a time
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            files = tf.data.Dataset.from_tensor_slices(["train-0.tfrecord", "train-1.tfrecord"])
+            records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE)  # one file at a time
+            """,
+            note="the slow pipeline of TensorFlow's own profiling example reads its files this way",
+        ),
     )
     valid = (
         Example(
@@ -186,6 +203,27 @@ class MapWithoutParallelCalls(Rule):
                 fix_applicability="unsafe" if options else "safe",
             )
 
+        yield from self._serial_interleaves(ctx, model)
+
+    def _serial_interleaves(self, ctx, model):
+        """``interleave(tf.data.TFRecordDataset)`` without ``num_parallel_calls``: tf.data does not
+        parallelise an interleave by itself (checked on TF 2.21: it stays an ``Interleave``), so
+        the files are read one block at a time."""
+        for step in model.steps:
+            call = step.call
+            if step.method != "interleave" or len(call.args) >= 4 or any(kw.arg == "num_parallel_calls" for kw in call.keywords):
+                continue
+            reader = _file_reader(ctx.facts, function_argument(call))
+            if reader is None:
+                continue
+            yield self.finding(
+                ctx, step.method_node(),
+                f"`interleave({reader})` reads its files one at a time: add `num_parallel_calls=tf.data.AUTOTUNE` "
+                f"to read several in parallel (tf.data does not parallelise an interleave by itself)",
+                label="serial interleave",
+                fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
+            )
+
     def fix(self, ctx, finding):
         step = step_at(ctx, finding)
         if step is None:
@@ -227,3 +265,20 @@ def _builds_datasets(facts, node: ast.AST | None) -> bool:
             if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _DATASET_BUILDERS:
                 return True
     return False
+
+
+_READERS = {"tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset"}
+
+
+def _file_reader(facts, fn: ast.AST | None) -> str | None:
+    """The file-reading dataset an interleave function opens, by name, if visible."""
+    if fn is None:
+        return None
+    if facts.qualname(fn) in _READERS:
+        return ast.unparse(fn)
+    body = fn.body if isinstance(fn, ast.Lambda) else None
+    if body is not None:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call) and facts.qualname(node.func) in _READERS:
+                return "the lambda"
+    return None
