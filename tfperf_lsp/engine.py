@@ -14,7 +14,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
-from tfperf_lsp.model import Finding, Fix
+from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
 from tfperf_lsp.rules import ALL_RULES, Rule, rule_by_code
 
 _SUPPRESSION = re.compile(r"#\s*tfperf:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
@@ -95,10 +95,8 @@ def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
     return fix
 
 
-# Categories about speed: silent where speed does not matter (see analysis.hotness).
-_PERFORMANCE = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})
-# Categories whose advice assumes eager execution: wrong in TensorFlow 1 graph code.
-_EAGER_ADVICE = frozenset({"retrace", "graph", "vectorize"})  # also: silent in run-once code
+_PERFORMANCE = PERFORMANCE_CATEGORIES  # silent where speed does not matter (analysis.hotness)
+_EAGER_ADVICE = EAGER_ADVICE_CATEGORIES  # also silent in run-once code and TF1 graph code
 
 
 def _cold(ctx: RuleContext, finding: Finding) -> bool:

@@ -28,6 +28,10 @@ CATEGORIES = (
     "input-pipeline",
     "keras",
 )
+# Categories about speed: silent where speed does not matter (tests, run-once code).
+PERFORMANCE_CATEGORIES = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})
+# Categories whose advice assumes eager execution, op by op: wrong in TensorFlow 1 graph code.
+EAGER_ADVICE_CATEGORIES = frozenset({"retrace", "graph", "vectorize"})
 
 
 @dataclass(frozen=True, order=True)

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from tfperf_lsp.model import Finding, Fix, Severity
+from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix, Severity
 
 if TYPE_CHECKING:
     from tfperf_lsp.engine import RuleContext
@@ -48,6 +48,24 @@ class Example:
     @property
     def fixed_source(self) -> str | None:
         return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
+
+
+def _with_general_silences(docs: str, category: str) -> str:
+    """Add, at the end of "When it stays silent", where every rule of the category is silent
+    (the engine applies it: engine._cold, analysis/hotness.py)."""
+    if category not in PERFORMANCE_CATEGORIES:
+        return docs
+    text = ("Like every performance rule, it stays silent in test code (test modules, `TestCase` classes, "
+            "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on)")
+    if category in EAGER_ADVICE_CATEGORIES:
+        text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "
+                 "`compute_output_shape` / `get_config`) and in TensorFlow 1 graph code "
+                 "(`disable_eager_execution()`, `tf.compat.v1.Session`)")
+    marker = "\n## Fix"
+    if marker in docs:
+        head, tail = docs.split(marker, 1)
+        return f"{head.rstrip()}\n\n{text}.\n{marker}{tail}"
+    return f"{docs}\n\n{text}."
 
 
 class Rule:
@@ -101,7 +119,7 @@ class Rule:
     def markdown(cls) -> str:
         """The full rule documentation, as `tfperf rule CODE` and the hover's link show it."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
-        parts.append(textwrap.dedent(cls.docs).strip())
+        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category))
         parts += ["", f"TensorFlow guide: {cls.doc_url}"]
         if cls.invalid:
             parts += ["", "## Example"]

@@ -42,6 +42,12 @@ class CostlyEagerFunction(Rule):
     For training steps (TFP301), functions already wrapped, functions called once, and
     functions that would behave differently in a graph (`.numpy()`, `print`, NumPy, `time`,
     `float()` of tensors, appends to outer lists): tf.function would change what they do.
+    Also when the repeated call is not in code this file runs eagerly itself (module-level code,
+    `main()` and what they call): a library function's callers may well run it inside a graph
+    (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
+    For loops over a handful of literal items (`for c in range(3)`), for helpers that call no
+    real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`), and for functions that build
+    Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once.
 
     ## Fix
     Decorate the function with `@tf.function` (quick fix, marked unsafe), or keep the eager
