@@ -6,6 +6,7 @@ import ast
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.keras._keras import small_model
 from tfperf_lsp.rules.precision._policy import describe, device_facts, policy_at, policy_events, recommended_policy
 from tfperf_lsp.rules.xla._common import imported_before, leading_imports_end
 
@@ -44,6 +45,12 @@ class NoMixedPolicy(Rule):
     capability 7.0 or of unknown capability, or a CPU without those bf16 features (`mixed_float16`
     is "significantly slower" on x86 CPUs). When a policy is set above the model (any policy,
     `float32` included: a deliberate choice), and when the model is not trained in the file.
+    When the model is small (a few small Dense layers, sized as TFP805 sizes them: its matmuls
+    are too small for Tensor Cores to gain), and when the file converts the model with
+    `tf.lite` (a global policy would change the exported model's dtypes). When the model is
+    built in library code, a function or method that this file does not run itself (from
+    module-level code or `main()`): a global policy is the application's choice, made in the
+    script that trains.
 
     ## Fix
     Inserts `keras.mixed_precision.set_global_policy("mixed_float16")` (or `"mixed_bfloat16"`)
@@ -142,6 +149,7 @@ class NoMixedPolicy(Rule):
         trained = _trained_names(facts)
         if not trained:
             return
+        converts_to_tflite = any((facts.qualname(c.func) or "").startswith("tensorflow.lite.") for c in facts.calls)
         for call in facts.calls:
             stmt = facts.parent(call)
             if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
@@ -151,6 +159,10 @@ class NoMixedPolicy(Rule):
                 continue
             if policy_at(ctx, call.lineno) is not None:
                 continue  # a policy (any) is set above: a deliberate choice
+            if not ctx.hot.runs_eagerly_in_script(call):
+                continue  # library code: the global policy is the application's choice, made in its script
+            if small_model(facts, call, facts.enclosing_function(call)) is not None or converts_to_tflite:
+                continue  # nothing for Tensor Cores to gain; or the policy would leak into the exported model
             prefix = _keras_prefix(ctx)
             yield self.finding(
                 ctx,
