@@ -52,6 +52,10 @@ def test_jit_candidate_sees_blockers_and_ops_in_local_helpers():
     @tf.function
     def quiet(x):
         return act(x)
+
+    for step in range(10):  # called repeatedly by this file (a library function alone is silent)
+        noisy(tf.ones([4]))
+        quiet(tf.ones([4]))
     """
     _, findings = own("TFP501", source)
     assert [f.span.start.line + 1 for f in findings] == [14]  # quiet's decorator

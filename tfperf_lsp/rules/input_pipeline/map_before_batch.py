@@ -119,15 +119,15 @@ class MapBeforeBatch(Rule):
             def jitter(x):
                 return x + tf.random.uniform([], maxval=0.1)
 
-            ds = tf.data.Dataset.from_tensor_slices(tf.zeros([8]))
+            ds = tf.data.Dataset.from_tensor_slices(tf.zeros([16]))
             ds = ds.map(jitter, num_parallel_calls=2).batch(16).prefetch(1)
             """,
             expect_no_fix=True,
             note="one random draw per element; mapped on a batch, one draw for the whole batch",
             verify="""
             per_element = next(iter(ds)).numpy()
-            assert len(set(per_element.tolist())) == 4
-            batch_first = tf.data.Dataset.from_tensor_slices(tf.zeros([8])).batch(4).map(jitter)
+            assert len(set(per_element.tolist())) == 16
+            batch_first = tf.data.Dataset.from_tensor_slices(tf.zeros([16])).batch(16).map(jitter)
             assert len(set(next(iter(batch_first)).numpy().tolist())) == 1
             """,
         ),
