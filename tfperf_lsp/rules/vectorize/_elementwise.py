@@ -39,32 +39,33 @@ def _dtype(facts, node: ast.AST) -> bool:
         "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16")
 
 
-def is_elementwise(facts, expr: ast.AST, is_param) -> bool:
+def is_elementwise(facts, expr: ast.AST, is_param, tensors: bool = False) -> bool:
     """``expr`` depends on the item (``is_param(node)``) only through elementwise ops with literal numbers.
 
     Operands other than ``param`` must be number literals (or dtypes): an invariant tensor could
-    broadcast differently against the whole batch than against one item.
+    broadcast differently against the whole batch than against one item. ``tensors``: the items
+    are known to be tensors (not Python lists), so ``item * 2`` multiplies, not repeats.
     """
     if is_param(expr):
         return True
     if _number(expr):
         return True
     if isinstance(expr, ast.BinOp):
-        if isinstance(expr.op, ast.Mult) and any(
+        if not tensors and isinstance(expr.op, ast.Mult) and any(
             is_param(a) and isinstance(b, ast.Constant) and type(b.value) is int
             for a, b in ((expr.left, expr.right), (expr.right, expr.left))
         ):
             return False  # on a Python list of items, `x * 2` would repeat the list
-        return isinstance(expr.op, _ELEMENTWISE_OPS) and is_elementwise(facts, expr.left, is_param) and is_elementwise(facts, expr.right, is_param)
+        return isinstance(expr.op, _ELEMENTWISE_OPS) and is_elementwise(facts, expr.left, is_param, tensors) and is_elementwise(facts, expr.right, is_param, tensors)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        return is_elementwise(facts, expr.operand, is_param)
+        return is_elementwise(facts, expr.operand, is_param, tensors)
     if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Gt, ast.Lt, ast.GtE, ast.LtE)):
-        return is_elementwise(facts, expr.left, is_param) and is_elementwise(facts, expr.comparators[0], is_param)
+        return is_elementwise(facts, expr.left, is_param, tensors) and is_elementwise(facts, expr.comparators[0], is_param, tensors)
     if isinstance(expr, ast.Call) and facts.qualname(expr.func) in ELEMENTWISE:
         values = list(expr.args) + [kw.value for kw in expr.keywords if kw.arg != "name"]
         if any(kw.arg is None for kw in expr.keywords):
             return False
-        return all(is_elementwise(facts, v, is_param) or _dtype(facts, v) for v in values)
+        return all(is_elementwise(facts, v, is_param, tensors) or _dtype(facts, v) for v in values)
     return False
 
 

@@ -22,6 +22,8 @@ _SHAPED_CONSTRUCTORS = {
     "tensorflow.random.uniform": "float32",
     "tensorflow.random.normal": "float32",
     "tensorflow.random.truncated_normal": "float32",
+    "tensorflow.random.stateless_normal": "float32",
+    "tensorflow.random.stateless_uniform": "float32",
     "tensorflow.zeros": "float32",
     "tensorflow.ones": "float32",
     "numpy.zeros": "float64",
@@ -353,3 +355,36 @@ def replace_statements(source: SourceText, first: ast.stmt, last: ast.stmt, new_
     module.visit(_Comments())
     new_lines = [indent + c for c in comments] + [indent + line for line in new_code.split("\n")]
     return Edit(whole_lines(source, start, end), "\n".join(new_lines))
+
+
+# --------------------------------------------------------------------------- stacking after a loop
+@dataclass
+class Stack:
+    target: str | None  # assigned name; None for ``return tf.stack(...)``
+    problems: list[str]
+
+
+def stack_of(facts, stmt, listname) -> Stack | None:
+    """``X = tf.stack(C, ...)`` or ``return tf.stack(C, ...)`` right after the loop."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        call, target = stmt.value, stmt.targets[0].id
+    elif isinstance(stmt, ast.Return):
+        call, target = stmt.value, None
+    else:
+        return None
+    if not isinstance(call, ast.Call) or facts.qualname(call.func) != "tensorflow.stack":
+        return None
+    values = call.args[0] if call.args else keyword_value(call, "values")
+    if not (isinstance(values, ast.Name) and values.id == listname):
+        return None
+    return Stack(target, stack_problems(call, values))
+
+
+def stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
+    axis = call.args[1] if len(call.args) > 1 else keyword_value(call, "axis")
+    if axis is not None and int_constant(axis) != 0:
+        return ["the items are stacked on another axis than 0"]
+    extra = [kw.arg for kw in call.keywords if kw.arg not in ("values", "axis")]
+    if extra or len(call.args) > 2:
+        return ["`tf.stack` has other arguments"]
+    return []

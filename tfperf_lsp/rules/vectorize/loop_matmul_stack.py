@@ -203,7 +203,7 @@ class LoopMatmulStack(Rule):
         if item is None or L.reads_name(call.args[0], listname):
             return None
         after = L.neighbour(facts, loop, 1)
-        stack = _stack_of(facts, after, listname)
+        stack = L.stack_of(facts, after, listname)
         if stack is None:
             return None
         problems = list(item.problems) + stack.problems
@@ -234,7 +234,7 @@ class LoopMatmulStack(Rule):
         item = _per_item_matmul(facts, values.elt, it, facts.statement_of(call)) if it else None
         if item is None:
             return None
-        problems = list(item.problems) + _stack_problems(call, values)
+        problems = list(item.problems) + L.stack_problems(call, values)
         return self._report(ctx, call, item, None, problems, target=None)
 
     def _report(self, ctx, node, item, listname, problems, target):
@@ -331,35 +331,3 @@ def _per_item_matmul(facts, expr, it: L.Iteration, at: ast.stmt) -> _Item | None
         if info and info.shape is not None and len(info.shape) != (3 if varies else 2):
             problems.append(f"`{name}` has rank {len(info.shape)}")
     return _Item(left, right, varying, equation, problems)
-
-
-@dataclass
-class _Stack:
-    target: str | None  # assigned name; None for ``return tf.stack(...)``
-    problems: list[str]
-
-
-def _stack_of(facts, stmt, listname) -> _Stack | None:
-    """``X = tf.stack(C, ...)`` or ``return tf.stack(C, ...)`` right after the loop."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        call, target = stmt.value, stmt.targets[0].id
-    elif isinstance(stmt, ast.Return):
-        call, target = stmt.value, None
-    else:
-        return None
-    if not isinstance(call, ast.Call) or facts.qualname(call.func) != _STACK:
-        return None
-    values = call.args[0] if call.args else L.keyword_value(call, "values")
-    if not (isinstance(values, ast.Name) and values.id == listname):
-        return None
-    return _Stack(target, _stack_problems(call, values))
-
-
-def _stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
-    axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
-    if axis is not None and L.int_constant(axis) != 0:
-        return ["the items are stacked on another axis than 0"]
-    extra = [kw.arg for kw in call.keywords if kw.arg not in ("values", "axis")]
-    if extra or len(call.args) > 2:
-        return ["`tf.stack` has other arguments"]
-    return []

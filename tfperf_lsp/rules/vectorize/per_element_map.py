@@ -24,7 +24,8 @@ class PerElementMap(Rule):
     docs = """
     ## What it does
     Finds `tf.stack([f(x[i]) for i in range(len(x))])`, `tf.stack([f(row) for row in x])` and
-    `tf.map_fn(f, x)`, where `f` is a lambda or a local function built from TensorFlow ops.
+    `tf.map_fn(f, x)`, where `f` is a lambda or a local function built from TensorFlow ops; and
+    the loop form: `out = []`, `for k in range(n): out.append(f(x[k]))`, `y = tf.stack(out)`.
 
     ## Why is this slow
     The comprehension runs `f`'s ops once per item from Python; `tf.map_fn` runs them in a
@@ -99,6 +100,24 @@ class PerElementMap(Rule):
             expect_no_fix=True,
             note="not elementwise: a tf.vectorized_map hint",
         ),
+        Example(
+            """
+            import tensorflow as tf
+
+            x = tf.random.stateless_normal([16, 3], seed=[1, 2])
+            out = []
+            for k in range(16):
+                out.append(tf.nn.relu(x[k] * 2 - 1))
+            y = tf.stack(out)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            x = tf.random.stateless_normal([16, 3], seed=[1, 2])
+            y = tf.nn.relu(x * 2 - 1)
+            """,
+            note="the loop-and-append form of the same pattern",
+        ),
     )
     valid = (
         Example(
@@ -148,6 +167,63 @@ class PerElementMap(Rule):
                 continue
             if found:
                 yield found
+        for loop in facts.loops:
+            found = self._append_loop(ctx, loop)
+            if found:
+                yield found
+
+    def _append_loop(self, ctx, loop):
+        """``out = []; for k in range(n): out.append(f(x[k])); y = tf.stack(out)`` with ``f``
+        elementwise: the same as ``y = f(x)``."""
+        facts = ctx.facts
+        if not L.loop_is_plain(loop) or len(loop.body) != 1 or not isinstance(loop.body[0], ast.Expr):
+            return None
+        call = loop.body[0].value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
+            return None
+        listname, elt = call.func.value.id, call.args[0]
+        it = L.iteration(facts, loop.target, loop.iter)
+        if it is None or L.reads_name(elt, listname) or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL):
+            return None
+        items = _item_nodes(elt, it)
+        if not items:
+            return None
+        x = it.tensor if not it.over_index else L.dotted(items[0].value)
+        if x is None or _uneven_pieces(facts, x, loop):
+            return None
+        is_item = lambda n: any(n is item for item in items)  # noqa: E731
+        if not E.is_elementwise(facts, elt, is_item, tensors=L.tensor_info(facts, x, loop) is not None):
+            return None
+        after = L.neighbour(facts, loop, 1)
+        stack = L.stack_of(facts, after, listname)
+        if stack is None:
+            return None
+        problems = list(stack.problems)
+        if not L.covers_axis(facts, it, x, loop):
+            problems.append(f"the loop may not cover every item of `{x}`")
+        init = L.neighbour(facts, loop, -1)
+        if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
+                and init.targets[0].id == listname and isinstance(init.value, ast.List) and not init.value.elts):
+            problems.append(f"`{listname}` is not created empty right before the loop")
+        elif not L.statements_alone(ctx.source, init, after, L.neighbour(facts, init, -1), L.neighbour(facts, after, 1)):
+            problems.append("the statements share lines with others")
+        else:
+            later = {it.var} | ({listname} if stack.target != listname else set())
+            used = L.names_read_after(facts, ctx.source, [init, loop, after], later)
+            if used:
+                problems.append(f"`{sorted(used)[0]}` is used after the loop")
+        text = _substituted(ctx.source, elt, items, x)
+        message = (f"`{listname}` collects `{ctx.source.segment(elt)}` item by item over `{x}`, then stacks it, but "
+                   f"it is elementwise: `{text}` does the same at once")
+        return self.finding(
+            ctx, loop, message + (f" ({problems[0]})" if problems else ""),
+            label="elementwise: apply to all",
+            head_only=True,
+            fix_title=None if problems else f"Replace the loop with {text}",
+            fix_applicability="unsafe",
+            text=text, loop_at=(loop.lineno, loop.col_offset), target=stack.target,
+        )
 
     def _stack(self, ctx, call):
         facts = ctx.facts
@@ -236,7 +312,17 @@ class PerElementMap(Rule):
         )
 
     def fix(self, ctx, finding):
-        return Fix(finding.fix_title, (Edit(finding.span, finding.data["text"]),))
+        at = finding.data.get("loop_at")
+        if at is None:
+            return Fix(finding.fix_title, (Edit(finding.span, finding.data["text"]),))
+        facts = ctx.facts
+        loop = next((n for n in facts.loops if (n.lineno, n.col_offset) == tuple(at)), None)
+        if loop is None:
+            return None
+        target, text = finding.data["target"], finding.data["text"]
+        code = f"return {text}" if target is None else f"{target} = {text}"
+        edit = L.replace_statements(ctx.source, L.neighbour(facts, loop, -1), L.neighbour(facts, loop, 1), code)
+        return Fix(finding.fix_title, (edit,)) if edit else None
 
 
 def _item_nodes(elt: ast.AST, it: L.Iteration) -> list[ast.AST]:
