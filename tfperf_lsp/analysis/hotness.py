@@ -36,6 +36,8 @@ _TEST_BASES = {"TestCase", "IsolatedAsyncioTestCase", "KerasParameterizedTestCas
 
 _FUNCTIONAL_INPUT = {"keras.Input", "keras.layers.Input", "keras.src.layers.Input"}
 _MODEL_CLASSES = {"keras.Model", "keras.models.Model"}
+# Calls that train or run a model: a def that makes them is not just a builder.
+_USES_A_MODEL = {"fit", "train_on_batch", "predict", "predict_on_batch", "evaluate", "apply_gradients", "minimize"}
 _ONE_TIME_METHODS = {"__init__", "build", "compute_output_shape", "compute_output_signature", "get_config", "from_config"}
 _TF1_GRAPH_SWITCHES = {
     "tensorflow.compat.v1.disable_eager_execution",
@@ -105,16 +107,24 @@ class HotCode:
         return any(self.facts.qualname(c.func) in _TF1_GRAPH_SWITCHES | _TF1_SESSIONS for c in self.facts.calls)
 
     def is_functional_builder(self, fn: ast.AST) -> bool:
-        """A def that builds a Keras functional model: it runs once, on symbolic tensors."""
+        """A def that builds a Keras functional model and does nothing else with it: it runs
+        once, on symbolic tensors. (A ``main()`` that builds the model and then trains it is not
+        one: its training loop is hot.)"""
+        builds = False
         for node in walk_same_scope(fn):
+            if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call) \
+                    and self.facts.qualname(node.context_expr.func) == _TAPE:
+                return False
             if not isinstance(node, ast.Call):
                 continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _USES_A_MODEL:
+                return False
             qualname = self.facts.qualname(node.func)
             if qualname in _FUNCTIONAL_INPUT:
-                return True
-            if qualname in _MODEL_CLASSES and (len(node.args) >= 2 or {"inputs", "outputs"} & {k.arg for k in node.keywords}):
-                return True
-        return False
+                builds = True
+            elif qualname in _MODEL_CLASSES and (len(node.args) >= 2 or {"inputs", "outputs"} & {k.arg for k in node.keywords}):
+                builds = True
+        return builds
 
     def is_layer_application_builder(self, fn: ast.AST) -> bool:
         """A def whose body creates Keras layers and applies them: ``Dense(8)(x)`` builds, once."""
@@ -223,6 +233,24 @@ class HotCode:
             return False
         fn = self.facts.enclosing_function(node)
         return fn is None or fn in self.script_reachable
+
+    def per_step(self, node: ast.AST) -> bool:
+        """Runs on every iteration of the innermost loop around it, and that loop is the step
+        loop: not under ``if step % N == 0`` (periodic), not once per epoch beside an inner loop
+        that does the steps."""
+        loops = self.facts.enclosing_loops(node)
+        if not loops:
+            return False
+        innermost = loops[0]
+        for ancestor in self.facts.ancestors(node):
+            if ancestor is innermost:
+                break
+            if isinstance(ancestor, ast.If) and any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(ancestor.test)
+            ):
+                return False
+        inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+        return not any(node not in set(ast.walk(inner)) for inner in inner_loops)
 
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``)."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
@@ -210,3 +211,51 @@ def rename_keyword_edit(ctx, call: ast.Call, old: str, new: str) -> Edit | None:
 
     stmt = ctx.facts.statement_of(call)
     return replace_in_statement(ctx.source, stmt, call, cst.Call, lambda c: rename_keyword(c, old, new))
+
+
+# ------------------------------------------------------------------ batches of varying length
+VARYING_BATCHES = ("padded_batch", "bucket_by_sequence_length", "ragged_batch")
+
+
+def batches_vary_in_length(ctx) -> bool:
+    """This file (or a module of its own folder that it imports: ``dataset.py`` beside
+    ``train.py``) batches with ``padded_batch`` & co: each batch has its own length, so a
+    tf.function step gets a new shape per batch."""
+    if "batches_vary" not in ctx.cache:
+        facts = ctx.facts
+        ctx.cache["batches_vary"] = any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES for call in facts.calls
+        ) or _imported_modules_pad(facts, ctx.path)
+    return ctx.cache["batches_vary"]
+
+
+_PADDING_CACHE: dict[tuple[str, float], bool] = {}
+
+
+def _imported_modules_pad(facts, path: str | None) -> bool:
+    """A module of this file's own folder that this file imports batches with ``padded_batch``
+    (the dataset is often built in a ``dataset.py`` beside ``train.py``)."""
+    if not path:
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    for qualname in set(facts.imports.bindings.values()):
+        parts = qualname.lstrip(".").split(".")
+        for depth in range(len(parts), 0, -1):
+            candidate = os.path.join(folder, *parts[:depth]) + ".py"
+            if os.path.isfile(candidate):
+                if _pads(candidate):
+                    return True
+                break
+    return False
+
+
+def _pads(path: str) -> bool:
+    try:
+        key = (path, os.path.getmtime(path))
+        if key not in _PADDING_CACHE:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(2_000_000)
+            _PADDING_CACHE[key] = any(word in text for word in VARYING_BATCHES)
+        return _PADDING_CACHE[key]
+    except OSError:
+        return False

@@ -155,7 +155,75 @@ CASES = [
         ds = tf.data.Dataset.from_generator(gen, output_signature=spec).padded_batch(32)
         for x, y in ds:
             train_step(x, y)
-        """, [], id="TFP501-padded-batches"),
+        """, ["TFP103"], id="TFP501-padded-batches-and-TFP103-retraces-per-length"),
+    # ---------------------------------------------------------------- seen on other repositories (yolov3-tf2, yolov4, tutorials)
+    pytest.param(  # a main() that builds a functional model, then trains it eagerly (hunglc007/tensorflow-yolov4-tflite train.py)
+        "train.py",
+        """
+        import tensorflow as tf
+
+        def main():
+            inputs = tf.keras.Input([416, 416, 3])
+            model = tf.keras.Model(inputs, tf.keras.layers.Conv2D(8, 3)(inputs))
+            optimizer = tf.keras.optimizers.Adam()
+            for epoch in range(10):
+                for image, target in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(image, training=True) - target))
+                    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+        main()
+        """, ["TFP301"], id="builder-and-trainer-is-not-a-builder"),
+    pytest.param(  # two tapes in one with statement (a GAN step): one finding
+        "gan.py",
+        """
+        import tensorflow as tf
+
+        for images in dataset:
+            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                fake = generator(noise, training=True)
+                gen_loss, disc_loss = losses(discriminator(images), discriminator(fake))
+            g_opt.apply_gradients(zip(gen_tape.gradient(gen_loss, gv), gv))
+            d_opt.apply_gradients(zip(disc_tape.gradient(disc_loss, dv), dv))
+        """, ["TFP301"], id="TFP301-one-finding-per-step"),
+    pytest.param(  # yolov3-tf2 train.py: an eager debugging branch beside fit()
+        "train.py",
+        """
+        import tensorflow as tf
+
+        if FLAGS.mode == "eager_tf":
+            for epoch in range(10):
+                for images, labels in train_dataset:
+                    with tf.GradientTape() as tape:
+                        loss = loss_fn(labels, model(images, training=True))
+                    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        else:
+            model.fit(train_dataset, epochs=10)
+        """, [], id="TFP301-deliberately-eager-branch"),
+    pytest.param(  # a periodic eager model call, and one per epoch beside the step loop
+        "sample.py",
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+        for epoch in range(100):
+            for step, batch in enumerate(dataset):
+                train_step(batch)
+                if step % 100 == 0:
+                    preview = model(batch)
+            epoch_preview = model(seed)
+        """, [], id="TFP302-periodic-and-per-epoch"),
+    pytest.param(  # printing the loss of an eager step costs nothing more
+        "eager_loop.py",
+        """
+        import tensorflow as tf
+
+        for step, (x, y) in enumerate(dataset):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            print(float(loss))
+        """, ["TFP301"], id="TFP405-host-sync-after-an-eager-step"),
     # ---------------------------------------------------------------- cost that does not matter
     pytest.param(  # tensorflow/agents tf_agents/replay_buffers/episodic_replay_buffer.py
         "episodic_replay_buffer.py",
@@ -267,3 +335,29 @@ CASES = [
 def test_real_world_class(path, code, expected):
     findings = analyze(textwrap.dedent(code), path).findings
     assert sorted(f.code for f in findings) == sorted(expected), [f.message for f in findings]
+
+
+def test_padded_batches_built_in_an_imported_module_of_the_folder(tmp_path):
+    """The dataset is padded in dataset.py, the step is in train.py (tutorial repositories)."""
+    (tmp_path / "dataset.py").write_text(
+        "import tensorflow as tf\n\ndef make(lines):\n    return tf.data.Dataset.from_tensor_slices(lines).padded_batch(32)\n"
+    )
+    train = tmp_path / "train.py"
+    code = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from dataset import make
+
+        @tf.function
+        def train_step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(x))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+        for x in make(lines):
+            train_step(x)
+        """
+    )
+    train.write_text(code)
+    codes = sorted(f.code for f in analyze(code, str(train)).findings)
+    assert codes == ["TFP103"]  # retraces per length; and no XLA advice (it would compile per length)

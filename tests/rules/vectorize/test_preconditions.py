@@ -318,7 +318,7 @@ V4 = [
 ]
 
 V5 = [
-    ("per-step float() in a hand-written step", "hint", """
+    ("per-step float() in a hand-written (eager) step: no cost to save", "silent", """
         import tensorflow as tf
         w = tf.Variable(1.0)
         opt = tf.keras.optimizers.SGD(0.1)

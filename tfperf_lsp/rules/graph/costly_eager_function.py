@@ -47,7 +47,8 @@ class CostlyEagerFunction(Rule):
     (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
     For loops over a handful of literal items (`for c in range(3)`), for helpers that call no
     real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`), and for functions that build
-    Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once.
+    Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once. For helpers called from an
+    eager training step: TFP301 compiles the whole step, the helper with it.
 
     ## Fix
     Decorate the function with `@tf.function` (quick fix, marked unsafe), or keep the eager
@@ -123,6 +124,8 @@ class CostlyEagerFunction(Rule):
         for call in hot_calls(ctx):
             if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.runs_eagerly_in_script(call.node)):
                 continue  # a short loop, or a library function whose callers may run it in a graph
+            if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
+                continue  # TFP301 wraps the whole step, this helper with it
             sites.setdefault(call.name, call.node)
         for fn in facts.functions:
             if fn.name not in sites or facts.scope_of(fn) is not None:
@@ -177,3 +180,12 @@ def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
             if facts.imports.is_tensorflow(qualname) and not qualname.startswith(_NOT_OPS):
                 ops += 1
     return ops >= 2
+
+
+def _in_training_step(facts, hot, node: ast.AST) -> bool:
+    """Called from a training step: a def that records a tape and applies gradients, or a loop
+    body that does (the step TFP301 reports)."""
+    fn = facts.enclosing_function(node)
+    if fn is not None and hot.is_training_step(fn):
+        return True
+    return any(hot.is_training_step(loop) for loop in facts.enclosing_loops(node))

@@ -33,7 +33,9 @@ class EagerModelCall(Rule):
     ## When it stays silent
     When the call is already inside a tf.function, when the model is re-created in the loop,
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
-    `model.predict` (TFP801).
+    `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
+    (periodic), or once per epoch beside the inner loop that does the steps; and in loops over a
+    handful of literal items (`for training in (False, True)`).
 
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
@@ -86,8 +88,8 @@ class EagerModelCall(Rule):
             if not isinstance(func, ast.Name) or facts.in_tf_function(call) is not None:
                 continue
             loops = facts.enclosing_loops(call)
-            if not loops or _under_tape(facts, call):
-                continue
+            if not loops or _under_tape(facts, call) or not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
+                continue  # not in a loop; a train step (TFP301); periodic or once per epoch
             if facts.resolve_tf_function(func, call) is not None or not is_model_name(facts, func):
                 continue
             if any(assigned_in(loop, func.id) for loop in loops):

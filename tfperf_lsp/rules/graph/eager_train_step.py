@@ -149,8 +149,11 @@ class EagerTrainStep(Rule):
     def _inline_steps(self, ctx):
         """The step written directly in a loop body, not in a function."""
         facts = ctx.facts
+        reported = set()  # one finding per step: ``with tf.GradientTape() as g, tf.GradientTape() as d:``
         for item in _tape_items(facts):
             call = item.context_expr
+            if facts.parent(item) in reported:
+                continue
             if facts.in_tf_function(item) is not None or (
                 facts.enclosing_function(item) in _defs_with_steps(ctx) and not _in_own_loop(facts, item)
             ):
@@ -159,6 +162,9 @@ class EagerTrainStep(Rule):
             loops = facts.enclosing_loops(with_stmt)
             if not loops or not _updates_in(facts, loops[0]):
                 continue
+            if _deliberately_eager(facts, with_stmt):
+                continue
+            reported.add(with_stmt)
             yield self.finding(
                 ctx, call,
                 "This training step runs eagerly, op by op, on every iteration: move it into a function "
@@ -201,3 +207,12 @@ def _defs_with_steps(ctx) -> set:
 def _in_own_loop(facts, node) -> bool:
     """``node`` is inside a loop of its own function (not only a loop around a call of it)."""
     return bool(facts.enclosing_loops(node))
+
+
+def _deliberately_eager(facts, node) -> bool:
+    """Inside an ``if`` that chooses eager execution on purpose (``if FLAGS.mode == "eager_tf":``,
+    ``if run_eagerly:``): a debugging path beside a graph one."""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, ast.If) and "eager" in ast.unparse(ancestor.test).lower():
+            return True
+    return False

@@ -6,7 +6,7 @@ import ast
 from tfperf_lsp.analysis.shapes import ragged_iteration, varying_shape
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_function_option_edit
+from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
 
 
 class VaryingShape(Rule):
@@ -22,7 +22,9 @@ class VaryingShape(Rule):
     variable: a growing slice `x[:i]`, or a tensor built with a shape that uses the loop variable
     (`tf.zeros([i, 3])`, `tf.random.normal([n])`). Also, across methods, a `tf.function` called
     with `self.x` where another method grows `self.x` (`self.x = tf.concat([self.x, new], 0)`):
-    an index or a buffer that gets a new size after every `add`.
+    an index or a buffer that gets a new size after every `add`. And a step called on every batch
+    of a dataset padded per batch (`padded_batch`, `bucket_by_sequence_length`, in this file or
+    in a module of its folder that it imports): each batch length is a new shape.
 
     ## Why is this slow
     A tf.function traces once per new input shape (and dtype). With a shape that changes every
@@ -202,6 +204,35 @@ class VaryingShape(Rule):
                 break
 
         yield from self._growing_attributes(ctx)
+        yield from self._padded_batches(ctx)
+
+    def _padded_batches(self, ctx):
+        """A step called on every batch of a dataset padded per batch (``padded_batch``, here or
+        in a module of this folder that this file imports): one trace per batch length."""
+        if not batches_vary_in_length(ctx):
+            return
+        for site in eager_loop_calls(ctx):
+            fn = site.callee.fn
+            if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
+                continue
+            loop = site.loops[0]
+            if not isinstance(loop, (ast.For, ast.AsyncFor)) or _is_range(loop.iter):
+                continue
+            items = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            argument = next((a for a in site.call.args if isinstance(a, ast.Name) and a.id in items), None)
+            if argument is None:
+                continue
+            local = site.callee.path is None
+            yield self.finding(
+                ctx, argument,
+                f"`{function_label(fn)}` is traced again for every batch length: the batches are padded per batch "
+                f"(`padded_batch`), so `{argument.id}` has a new shape each time - use `reduce_retracing=True` or an "
+                f"`input_signature` with `None` dimensions",
+                label="retraces per batch length",
+                fix_title="Add reduce_retracing=True to the tf.function" if local else None,
+                wrapper_line=fn.wrapper.lineno,
+                wrapper_col=fn.wrapper.col_offset,
+            )
 
     def _growing_attributes(self, ctx):
         """``self.index`` grows in one method (``self.index = tf.concat([self.index, x], 0)``) and
@@ -266,3 +297,7 @@ def _growing_attributes(facts) -> dict[str, str]:
             method = facts.enclosing_function(call)
             found[attribute] = method.name if method is not None else "?"
     return found
+
+
+def _is_range(expr) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"

@@ -41,6 +41,9 @@ class HostSyncInLoop(Rule):
     When the conversion is conditional (`if step % 100 == 0: print(...)`), when the value drives
     Python control flow (`if loss.numpy() < tol: break`, or a name assigned from it and tested),
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
+    When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
+    tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
+    next to nothing (TFP301 is the hint there).
 
     ## Fix
     No automatic fix: the right change depends on what the value is for. Keep the per-step
@@ -64,6 +67,8 @@ class HostSyncInLoop(Rule):
             """,
             count=2,
         ),
+    )
+    valid = (
         Example(
             """
             import tensorflow as tf
@@ -77,9 +82,8 @@ class HostSyncInLoop(Rule):
                 opt.apply_gradients(zip(grads, [w]))
                 print(loss)
             """,
+            note="an eager step: its ops ran already, so printing the loss adds next to nothing",
         ),
-    )
-    valid = (
         Example(
             """
             import tensorflow as tf
@@ -148,6 +152,8 @@ def _training_loops(facts) -> dict[ast.AST, set[str]]:
             if fn is not None:
                 step_defs.add(fn.name)
     loops: dict[ast.AST, set[str]] = {}
+    # ``model.train_step(...)`` on a parameter: a method that some class of this file compiles.
+    compiled_methods = {fn.node.name for fn in facts.tf_functions if fn.owner_class is not None and fn.node is not None}
     for call in facts.calls:
         func = call.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -158,6 +164,11 @@ def _training_loops(facts) -> dict[ast.AST, set[str]]:
         if not enclosing or not isinstance(enclosing[0], (ast.For, ast.AsyncFor, ast.While)):
             continue
         if facts.in_tf_function(call) is not None:
+            continue
+        # Only a compiled step runs ahead of Python: after an eager step (ops run as they are
+        # called), reading its result costs next to nothing.
+        if not (name in ("train_on_batch", "test_on_batch") or facts.resolve_tf_function(func, call) is not None
+                or (isinstance(func, ast.Attribute) and name in compiled_methods)):
             continue
         loop = enclosing[0]
         outputs = loops.setdefault(loop, set())

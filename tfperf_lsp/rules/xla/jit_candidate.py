@@ -5,11 +5,10 @@ import ast
 
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_function_option_edit
+from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
 from tfperf_lsp.rules.xla._common import find_tf_function, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
-_VARYING_BATCHES = {"padded_batch", "bucket_by_sequence_length", "ragged_batch"}
 
 
 class JitCandidate(Rule):
@@ -47,7 +46,8 @@ class JitCandidate(Rule):
     19.5 s for 20 lookups under `jit_compile=True`). Methods of a `tf.Module` are exported
     signatures (SavedModel, TensorFlow Lite), not hot loops: silent too. So is test code, and a
     train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
-    `ragged_batch`: each batch length is a new shape, and XLA would compile again for each.
+    `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
+    shape, and XLA would compile again for each.
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
@@ -194,9 +194,7 @@ class JitCandidate(Rule):
         called_in_loops = [loop_call.callee.fn for loop_call in eager_loop_calls(ctx) if loop_call.callee.path is None]
         # Batches padded to each batch's longest element have a new shape per batch: XLA would
         # compile the step again for each length.
-        varying_batches = any(
-            isinstance(call.func, ast.Attribute) and call.func.attr in _VARYING_BATCHES for call in facts.calls
-        )
+        varying_batches = batches_vary_in_length(ctx)
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue
@@ -240,3 +238,4 @@ def _in_exported_module(facts, fn) -> bool:
 def _in_keras_class(facts, fn) -> bool:
     cls = fn.owner_class
     return cls is not None and any((facts.qualname(base) or "").startswith("keras.") for base in cls.bases)
+
