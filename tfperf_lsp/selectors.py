@@ -48,7 +48,7 @@ def parse(text: str) -> Selector | None:
     rules = _rules()
     if value.upper() == "ALL":
         return Selector(value, _ALL, all_codes())
-    if value in CATEGORIES or value == "suppressions":
+    if value in CATEGORIES:
         codes = frozenset(r.code for r in rules if r.category == value)
         return Selector(value, _CATEGORY, codes) if codes else None
     by_name = [r.code for r in rules if r.name == value.lower()]
