@@ -78,16 +78,20 @@ def _parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
     rule.set_defaults(handler=_rule)
 
-    bench = commands.add_parser("bench", help="benchmark the findings of a file on this device")
-    bench.add_argument("file")
+    bench = commands.add_parser("bench", help="benchmark the findings of files on this device")
+    bench.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     bench.add_argument("--line", type=int, default=None, help="only findings on this line (1-based)")
-    bench.add_argument("--select", action="append", default=None, metavar="CODE", help="only findings of these rules")
-    bench.add_argument("--format", choices=("text", "json"), default="text")
+    bench.add_argument("--select", action="append", default=None, metavar="CODE|PREFIX|CATEGORY|NAME", help="only findings of these rules")
+    bench.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text")
     bench.add_argument("--budget", type=float, default=None, help="seconds of timed pairs per finding")
     bench.add_argument("--timeout", type=float, default=None, help="seconds before a benchmark is stopped")
     bench.add_argument("--device", default=None, help="auto, cpu or gpu:N")
     bench.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
     bench.add_argument("--no-cache", action="store_true", help="measure again even if a result is cached")
+    bench.add_argument("--fail-on", action="append", default=None, metavar="CONDITION",
+                       help="exit 1 when a benchmark is: slower, outputs-differ, error, regression (comma-separated or "
+                            "repeated; default: outputs-differ,error, plus regression with --baseline)")
+    bench.add_argument("--baseline", default=None, metavar="RESULTS.json", help="an earlier `--output-format json` run to compare with")
     bench.set_defaults(handler=_bench)
 
     device = commands.add_parser("device", help="ask a benchmark worker which device it runs on, and remember it")
@@ -275,20 +279,14 @@ def _cli_options(args) -> tuple[dict, str | None]:
 
 def _file_selection(args):
     """exclude / extend-exclude / respect-gitignore from [tool.tfperf], then the command line."""
-    from tfperf_lsp.config import find_pyproject, project_options
-    from tfperf_lsp.files import selection_from
+    from tfperf_lsp.files import selection_for
 
-    start = os.path.abspath(args.paths[0] if args.paths else ".")
-    pyproject = find_pyproject(start)
-    project, _ = project_options(start)
-    cli = {
+    return selection_for(args.paths, {
         "exclude": _flatten(args.exclude) if args.exclude is not None else None,
         "extend-exclude": _flatten(args.extend_exclude),
         "respect-gitignore": args.respect_gitignore,
         "force-exclude": args.force_exclude,
-    }
-    # Command-line globs are relative to the current folder, as ruff's.
-    return selection_from([(project, os.path.dirname(pyproject) if pyproject else os.getcwd()), (cli, os.getcwd())])
+    })
 
 
 def _flatten(values) -> list[str]:

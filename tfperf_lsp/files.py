@@ -72,6 +72,18 @@ def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
     return FileSelection(tuple(exclude), respect, force)
 
 
+def selection_for(paths: list[str], cli: dict | None = None) -> FileSelection:
+    """[tool.tfperf] of the pyproject above the first path (globs relative to its folder), then
+    the command line's options (globs relative to the current folder, as ruff's)."""
+    from tfperf_lsp.config import find_pyproject, project_options
+
+    start = os.path.abspath(paths[0] if paths else ".")
+    pyproject = find_pyproject(start)
+    project, _ = project_options(start)
+    root = os.path.dirname(pyproject) if pyproject else os.getcwd()
+    return selection_from([(project, root), (cli or {}, os.getcwd())])
+
+
 def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[list[str], list[FileProblem]]:
     """Python files under ``paths``. Files named explicitly are kept unless ``force_exclude``."""
     selection = selection or FileSelection()
