@@ -111,6 +111,13 @@ def _identity(finding: Finding) -> tuple:
 _DIGITS = re.compile(r"\d+")
 
 
+def fix_until_stable(text: str, analysis: Analysis, path, settings, workspace, unsafe: bool = False) -> tuple[str, Analysis]:
+    """The fixed text and its analysis; the CLI's --fix and the editor's source.fixAll.tfperf (fix
+    on save) share the loop (fixes that do not hold are left out, see _fix_to_fixed_point)."""
+    new_text, new_analysis, _ = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
+    return new_text, new_analysis
+
+
 def finding_line(path: str, finding: Finding) -> str:
     start = finding.span.start
     marker = " [*]" if finding.fix_title and finding.fix_applicability == "safe" else ""
