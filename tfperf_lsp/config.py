@@ -61,7 +61,7 @@ class DeviceFacts:
 PROJECT_KEYS = (
     "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "extend-per-file-ignores",
     "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "rules", "device", "keras-version",
-    "kerasVersion", "inlayHints", "lintOnChange", "lint-tests", "lintTests",
+    "kerasVersion", "inlayHints", "lintOnChange", "lint-tests", "lintTests", "codeLens",
 )
 
 
@@ -70,6 +70,7 @@ class Settings:
     enabled: frozenset[str] | None = None  # rule codes; None = the defaults (every rule but opt-in ones)
     severities: dict[str, Severity] = field(default_factory=dict)
     inlay_hints: bool = True
+    code_lens: bool = True  # "Benchmark ..." lenses, only where a benchmark can run
     lint_on_change: bool = True
     device: DeviceFacts = DeviceFacts()
     keras_version: str | None = None  # "2" / "3" when known from the environment
@@ -143,6 +144,7 @@ class Settings:
             problems.append("unknown rule codes or selectors: " + ", ".join(dict.fromkeys(new)) + " (`tfperf rules` lists them)")
         device = _device_from(options.get("device"), self.device, problems)
         inlay = options.get("inlayHints", self.inlay_hints)
+        code_lens = options.get("codeLens", self.code_lens)
         lint_on_change = options.get("lintOnChange", self.lint_on_change)
         keras = _option(options, "keras-version") or self.keras_version
         lint_tests = options.get("lint-tests", options.get("lintTests", self.lint_tests))
@@ -154,6 +156,7 @@ class Settings:
             enabled=frozenset(enabled),
             severities=severities,
             inlay_hints=bool(inlay),
+            code_lens=bool(code_lens),
             lint_on_change=bool(lint_on_change),
             device=device,
             keras_version=str(keras) if keras else None,
