@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 import tokenize
 from dataclasses import dataclass
 
@@ -47,13 +48,24 @@ class FileSelection:
 
     @functools.cached_property
     def _specs(self):
+        # Plain names (the defaults) are a set lookup; only real globs go through pathspec.
+        names: set[str] = set()
         roots: dict[str, list[str]] = {}
         for root, pattern in self.exclude:
-            roots.setdefault(os.path.abspath(root), []).append(pattern)
-        return [(root, _spec(tuple(patterns))) for root, patterns in roots.items()]
+            if _PLAIN.fullmatch(pattern):
+                names.add(pattern)
+            else:
+                roots.setdefault(os.path.abspath(root), []).append(pattern)
+        return names, [(root, _spec(tuple(patterns))) for root, patterns in roots.items()]
 
-    def excluded(self, path: str) -> bool:
-        return any(_matches(spec, path, root) for root, spec in self._specs)
+    def excluded(self, path: str, is_dir: bool | None = None) -> bool:
+        names, specs = self._specs
+        if os.path.basename(os.path.normpath(path)) in names:
+            return True
+        return any(_matches(spec, path, root, is_dir) for root, spec in specs)
+
+
+_PLAIN = re.compile(r"[^/*?\[\]!\\]+")
 
 
 def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
@@ -98,12 +110,12 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
                 kept = []
                 for d in sorted(subdirs):
                     full = os.path.join(directory, d)
-                    if not selection.excluded(full) and not (ignores and ignores.ignored(full, True)):
+                    if not selection.excluded(full, True) and not (ignores and ignores.ignored(full, True)):
                         kept.append(d)
                 subdirs[:] = kept
                 for name in sorted(names):
                     full = os.path.join(directory, name)
-                    if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full) and not (ignores and ignores.ignored(full, False)):
+                    if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
                         files.append(full)
         elif os.path.isfile(path):
             if not (selection.force_exclude and selection.excluded(path)):
@@ -124,13 +136,13 @@ def _spec(patterns: tuple[str, ...]):
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
-def _matches(spec, path: str, root: str) -> bool:
+def _matches(spec, path: str, root: str, is_dir: bool | None = None) -> bool:
     full = os.path.abspath(path)
     relative = os.path.relpath(full, root)
     if relative.startswith(".."):
         relative = os.path.basename(full)  # outside the project: match names only
     candidates = [relative.replace(os.sep, "/")]
-    if os.path.isdir(full):
+    if is_dir if is_dir is not None else os.path.isdir(full):
         candidates.append(candidates[0] + "/")
     return any(spec.match_file(c) for c in candidates)
 
