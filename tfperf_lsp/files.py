@@ -64,6 +64,16 @@ class FileSelection:
             return True
         return any(_matches(spec, path, root, is_dir) for root, spec in specs)
 
+    def excluded_or_inside_excluded(self, path: str) -> bool:
+        """For paths named on the command line (--force-exclude): the path or a folder above it,
+        up to the current folder (a project that lives in ~/build/ is not excluded)."""
+        full, stop = os.path.abspath(path), os.getcwd()
+        while full != stop and full.startswith(stop + os.sep):
+            if self.excluded(full):
+                return True
+            full = os.path.dirname(full)
+        return full != stop and self.excluded(full)
+
 
 _PLAIN = re.compile(r"[^/*?\[\]!\\]+")
 
@@ -104,7 +114,7 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
     ignores = _GitIgnores() if selection.respect_gitignore else None
     for path in paths:
         if os.path.isdir(path):
-            if selection.force_exclude and selection.excluded(path):
+            if selection.force_exclude and selection.excluded_or_inside_excluded(path):
                 continue
             for directory, subdirs, names in os.walk(path):
                 kept = []
@@ -118,7 +128,7 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
                     if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
                         files.append(full)
         elif os.path.isfile(path):
-            if not (selection.force_exclude and selection.excluded(path)):
+            if not (selection.force_exclude and selection.excluded_or_inside_excluded(path)):
                 files.append(path)
         else:
             problems.append(FileProblem(path, "no such file or directory"))

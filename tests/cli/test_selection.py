@@ -162,3 +162,14 @@ def test_a_typo_in_the_config_warns_with_the_nearest_key(project, capsys):
     err = capsys.readouterr().err
     assert "unknown key `selct`" in err and "did you mean `select`?" in err
     assert err.count("selct") == 1  # once, not once per file
+
+
+def test_force_exclude_looks_at_folders_below_the_current_one_only(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "build" / "proj"  # a checkout inside a folder named like a default exclude
+    (project / "gen").mkdir(parents=True)
+    (project / "train.py").write_text(CODE)
+    (project / "gen" / "x.py").write_text(CODE)
+    monkeypatch.chdir(project)
+    assert main(["check", "--force-exclude", "--extend-exclude", "gen", "train.py"]) == 1
+    assert main(["check", "--force-exclude", "--extend-exclude", "gen", "gen/x.py"]) == 2
+    assert main(["check", "."]) == 1
