@@ -1,7 +1,9 @@
 """Command line: ``tfperf check|rules|rule|bench`` and ``tfperf-lsp``.
 
-Exit codes of ``check``: 0 no findings, 1 findings (or, with ``--diff``, changes to make),
-2 usage error or a file that could not be analysed (unreadable, not UTF-8, syntax error).
+Exit codes of ``check``: 0 no findings, 1 findings (``--diff`` too, and a closed pipe keeps it),
+2 usage error, unknown rule code, or a file that could not be analysed (unreadable, not UTF-8,
+syntax error). Option names and precedence follow ruff's; output formats live in ``output.py``,
+file selection in ``files.py``, rule selectors in ``selectors.py``.
 """
 from __future__ import annotations
 
