@@ -176,25 +176,6 @@ async function run() {
         }
     }
 
-    // Fix on save: with editor.codeActionsOnSave {"source.fixAll.tfperf": "explicit"}, saving
-    // applies the safe fixes (a deprecated tf.function keyword appended here gets renamed).
-    {
-        const python = vscode.workspace.getConfiguration('editor', { languageId: 'python' });
-        await python.update('codeActionsOnSave', { 'source.fixAll.tfperf': 'explicit' }, vscode.ConfigurationTarget.Global, true);
-        const doc = editor.document;
-        const tail = '\n\n@tf.function(experimental_relax_shapes=True)\ndef tfperf_e2e_fix_on_save(x):\n    return x\n';
-        const end = doc.lineAt(doc.lineCount - 1).range.end;
-        await editor.edit((b) => b.insert(end, tail));
-        await waitFor(() => tfperfDiagnostics(uri).some((d) => codeOf(d) === 'TFP106'), 30000);
-        await vscode.window.showTextDocument(doc, { preview: false });
-        await vscode.commands.executeCommand('workbench.action.files.save');
-        const fixed = await waitFor(() => doc.getText().includes('@tf.function(reduce_retracing=True)\ndef tfperf_e2e_fix_on_save'), 30000);
-        check('fix on save (source.fixAll.tfperf) applies the safe fix', fixed && !doc.isDirty,
-            { tail: doc.getText().slice(-160), dirty: doc.isDirty });
-        await python.update('codeActionsOnSave', undefined, vscode.ConfigurationTarget.Global, true);
-        diags = await settledDiagnostics(uri, 30000, 2000);
-    }
-
     // Benchmark: only when the server advertises tfperf.benchmark.
     const commands = await vscode.commands.getCommands(true);
     const serverBenchmarks = commands.includes('tfperf.benchmark');
