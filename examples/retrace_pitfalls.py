@@ -1,7 +1,7 @@
 """Retracing pitfalls (catalog R1-R8) and the look-alikes that must NOT be flagged.
 
-Not from a seed article: realistic code covering the retrace rows of
-/work/shared/reference/tf-perf-catalog.md that the seeds do not show. Every bad pattern sits next
+Realistic code for the retracing problems of the tf.function guide
+(https://www.tensorflow.org/guide/function) that the article programs do not show. Every bad pattern sits next
 to its fixed version; tests/examples/test_examples_retrace.py checks the trace counts with
 `fn.experimental_get_tracing_count()`.
 

@@ -1,6 +1,6 @@
 """Seed 000: loop of matmuls + tf.stack versus one tf.einsum.
 
-Source article: /work/shared/seeds/000_fe8e369141a93145.txt
+Source article (the program as it wrote it, smaller sizes, ported to TF 2.21):
   "TensorFlow 性能优化" (TensorFlow performance optimisation), an excerpt of
   《简单粗暴 TensorFlow 2》 by 李锡涵 (Google Developers Expert).
 

@@ -1,6 +1,6 @@
 """Seed 001: understanding the @tf.function decorator.
 
-Source article: /work/shared/seeds/001_32cf69808ad04b1a.txt
+Source article (the program as it wrote it, smaller sizes, ported to TF 2.21):
   "理解TensorFlow的@tf.function装饰器" (a Chinese translation of "Understanding TensorFlow's
   @tf.function decorator", 2024-03-06).
 

@@ -1,6 +1,6 @@
 """Seed 002: XLA, mixed precision, pruning and op fusion.
 
-Source article: /work/shared/seeds/002_e57306b8593a9c6b.txt
+Source article (the program as it wrote it, smaller sizes, ported to TF 2.21):
   "在 Tensorflow 上加速您的训练和推理" (a Chinese translation of "Accelerate your training and
   inference running on Tensorflow", towardsdatascience.com).
 

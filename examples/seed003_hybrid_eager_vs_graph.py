@@ -1,6 +1,6 @@
 """Seed 003: imperative vs symbolic (hybrid) programming - a Keras MLP called eagerly vs tf.function.
 
-Source article: /work/shared/seeds/003_0e2c198917b9feb7.txt
+Source article (the program as it wrote it, smaller sizes, ported to TF 2.21):
   "计算性能 (机器学习)(TensorFlow)" (Computational performance, 2024-05-23; a TensorFlow
   rendering of the d2l.ai chapter "Compilers and Interpreters" / "Hybrid programming").
 

@@ -1,6 +1,6 @@
 """Seed 004: "Why is TensorFlow 2 much slower than TensorFlow 1?" - Keras training loops.
 
-Source article: /work/shared/seeds/004_1ae723e6f5b19043.txt
+Source article (the program as it wrote it, smaller sizes, ported to TF 2.21):
   "为什么TensorFlow 2比TensorFlow 1慢得多?" / "Why is TensorFlow 2 much slower than TensorFlow 1?"
   (a bilingual copy of a Stack Overflow question and its two long answers by OverLordGoldDragon).
 

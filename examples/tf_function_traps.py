@@ -1,7 +1,7 @@
 """tf.function correctness traps (catalog C1-C3): stale captures, Python side effects, variables.
 
-Not from a seed article: realistic code for the "tf.function correctness" rows of
-/work/shared/reference/tf-perf-catalog.md. These are flagged as correctness problems, not speed-ups.
+Realistic code for the correctness traps of the tf.function guide
+(https://www.tensorflow.org/guide/function). These are flagged as correctness problems, not speed-ups.
 tests/examples/test_examples_traps.py checks each claim under TensorFlow.
 
 Catalog ids it should trigger (see the `# expect:` comments)

@@ -96,7 +96,7 @@ def test_unreadable_inputs_exit_two_with_a_message(project, capsys):
     assert main(["check", "latin1.py", "broken.py", "missing.py", "clean.py"]) == 2
     err = capsys.readouterr().err
     assert "latin1.py: cannot decode" in err
-    assert "broken.py: 1:7: syntax error" in err
+    assert "broken.py:1:7: syntax error" in err
     assert "missing.py: no such file or directory" in err
 
 

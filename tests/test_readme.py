@@ -29,3 +29,15 @@ def test_quick_start_is_two_commands_that_exist():
 def test_ci_runs_the_readme_test_command():
     ci = read(".ci/run")
     assert "scripts/test" in ci
+
+
+def test_user_visible_text_has_no_internal_jargon():
+    """Rule docs (hovers, `tfperf rule`) name the TensorFlow guide and the measured figure, not the
+    team's internal documents, and the examples cite no path outside the repository."""
+    for rule in ALL_RULES:
+        docs = rule.markdown().lower()
+        for word in ("catalog", "seed article", "seed 00", "/work/"):
+            assert word not in docs, f"{rule.code}: {word!r}"
+    for name in os.listdir(os.path.join(ROOT, "examples")):
+        text = read(os.path.join("examples", name))
+        assert "/work/" not in text and "/tmp/" not in text, name

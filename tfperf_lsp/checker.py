@@ -26,6 +26,7 @@ class FileResult:
     # Fixes that were built but not applied, with the reason (the finding stays reported).
     fixes_withheld: list[tuple[Finding, str]] = field(default_factory=list)
     device_used: str | None = None  # the device facts device-dependent rules read, described
+    unknown_rules: tuple[str, ...] = ()  # selectors in the settings that name no rule
 
 
 def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
@@ -33,7 +34,7 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
     analysis = analyze(text, path, settings, workspace)
     if analysis.parse_error:
         error = analysis.parse_error
-        return FileResult(problem=FileProblem(path, f"{error.line + 1}:{error.col + 1}: syntax error: {error.message}"))
+        return FileResult(problem=FileProblem(path, f"syntax error: {error.message}", error.line + 1, error.col + 1))
     new_text, withheld = None, []
     if fix:
         new_text, analysis, withheld = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
@@ -42,7 +43,8 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
     device_used = None
     if analysis.ctx is not None and "precision.device" in analysis.ctx.cache:
         device_used = analysis.ctx.cache["precision.device"].describe()
-    return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal, withheld, device_used)
+    return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal, withheld, device_used,
+                      settings.unknown_rules)
 
 
 def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
@@ -107,6 +109,13 @@ def _identity(finding: Finding) -> tuple:
 
 
 _DIGITS = re.compile(r"\d+")
+
+
+def fix_until_stable(text: str, analysis: Analysis, path, settings, workspace, unsafe: bool = False) -> tuple[str, Analysis]:
+    """The fixed text and its analysis; the CLI's --fix and the editor's source.fixAll.tfperf (fix
+    on save) share the loop (fixes that do not hold are left out, see _fix_to_fixed_point)."""
+    new_text, new_analysis, _ = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
+    return new_text, new_analysis
 
 
 def finding_line(path: str, finding: Finding) -> str:

@@ -1,7 +1,9 @@
 """Command line: ``tfperf check|rules|rule|bench`` and ``tfperf-lsp``.
 
-Exit codes of ``check``: 0 no findings, 1 findings (or, with ``--diff``, changes to make),
-2 usage error or a file that could not be analysed (unreadable, not UTF-8, syntax error).
+Exit codes of ``check``: 0 no findings, 1 findings (``--diff`` too, and a closed pipe keeps it),
+2 usage error, unknown rule code, or a file that could not be analysed (unreadable, not UTF-8,
+syntax error). Option names and precedence follow ruff's; output formats live in ``output.py``,
+file selection in ``files.py``, rule selectors in ``selectors.py``.
 """
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 
 from tfperf_lsp import __version__
 from tfperf_lsp.files import FileProblem, discover, read_source
-from tfperf_lsp.model import CATEGORIES
+from tfperf_lsp.output import FORMATS, Report, problems_text, render, statistics, use_colour
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # `tfperf rules | head`; `check` keeps its own exit code (see _check)
+        _silence_stdout()
         return 0
 
 
@@ -41,13 +45,28 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     check = commands.add_parser("check", help="analyse files and print findings")
-    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads standard input")
+    check.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="text",
+                       help="text (default), concise, json, json-lines, github, gitlab, sarif or junit")
     check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff: also apply fixes that change behaviour")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
-    check.add_argument("--select", action="append", default=None, metavar="CODE|CATEGORY", help="only these rules")
-    check.add_argument("--ignore", action="append", default=[], metavar="CODE|CATEGORY", help="skip these rules")
+    selectors = "CODE|PREFIX|CATEGORY|NAME"
+    check.add_argument("--select", action="append", default=None, metavar=selectors, help="only these rules (replaces the file's select and ignore)")
+    check.add_argument("--extend-select", action="append", default=[], metavar=selectors, help="these rules as well")
+    check.add_argument("--ignore", action="append", default=[], metavar=selectors, help="skip these rules")
+    check.add_argument("--extend-ignore", action="append", default=[], metavar=selectors, help="skip these rules as well (same as --ignore)")
+    check.add_argument("--per-file-ignores", action="append", default=None, metavar="GLOB:CODES", help="skip rules in matching files, replacing the file's table")
+    check.add_argument("--extend-per-file-ignores", action="append", default=[], metavar="GLOB:CODES", help="skip rules in matching files as well")
+    check.add_argument("--exclude", action="append", default=None, metavar="GLOB", help="files and folders to skip, replacing the default list")
+    check.add_argument("--extend-exclude", action="append", default=[], metavar="GLOB", help="files and folders to skip as well")
+    check.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None, help="skip what .gitignore ignores (the default)")
+    check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", help="also check files that .gitignore ignores")
+    check.add_argument("--force-exclude", action="store_true", default=None, help="apply exclude to files named on the command line too")
+    check.add_argument("--stdin-filename", default=None, metavar="PATH", help="the name of the file read from standard input (for settings and messages)")
+    check.add_argument("--statistics", action="store_true", help="print the number of findings per rule instead of the findings")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
+    check.add_argument("-s", "--silent", action="store_true", help="print nothing; the exit code tells")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--device", default=None, metavar="SPEC",
                        help="device facts for device-dependent rules: cpu, cpu:FEATURES, gpu or gpu:CC (e.g. gpu:8.6)")
@@ -61,16 +80,20 @@ def _parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
     rule.set_defaults(handler=_rule)
 
-    bench = commands.add_parser("bench", help="benchmark the findings of a file on this device")
-    bench.add_argument("file")
+    bench = commands.add_parser("bench", help="benchmark the findings of files on this device")
+    bench.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     bench.add_argument("--line", type=int, default=None, help="only findings on this line (1-based)")
-    bench.add_argument("--select", action="append", default=None, metavar="CODE", help="only findings of these rules")
-    bench.add_argument("--format", choices=("text", "json"), default="text")
+    bench.add_argument("--select", action="append", default=None, metavar="CODE|PREFIX|CATEGORY|NAME", help="only findings of these rules")
+    bench.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text")
     bench.add_argument("--budget", type=float, default=None, help="seconds of timed pairs per finding")
     bench.add_argument("--timeout", type=float, default=None, help="seconds before a benchmark is stopped")
     bench.add_argument("--device", default=None, help="auto, cpu or gpu:N")
     bench.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
     bench.add_argument("--no-cache", action="store_true", help="measure again even if a result is cached")
+    bench.add_argument("--fail-on", action="append", default=None, metavar="CONDITION",
+                       help="exit 1 when a benchmark is: slower, outputs-differ, error, regression (comma-separated or "
+                            "repeated; default: outputs-differ,error, plus regression with --baseline)")
+    bench.add_argument("--baseline", default=None, metavar="RESULTS.json", help="an earlier `--output-format json` run to compare with")
     bench.set_defaults(handler=_bench)
 
     device = commands.add_parser("device", help="ask a benchmark worker which device it runs on, and remember it")
@@ -104,21 +127,23 @@ def _run_lsp(args) -> int:
 # ----------------------------------------------------------------------------- check
 def _check(args) -> int:
     from tfperf_lsp.analysis.workspace import WorkspaceIndex
-    from tfperf_lsp.checker import check_file, finding_json, finding_line
+    from tfperf_lsp.checker import check_file
     from tfperf_lsp.config import parse_device_flag
 
-    editor_like = {"ignore": _flatten(args.ignore)}
-    if args.select:
-        editor_like["select"] = _flatten(args.select)
-    unknown = [v for v in editor_like["ignore"] + editor_like.get("select", []) if not _valid_selector(v)]
-    if unknown:
-        print(f"tfperf: unknown rule codes or categories: {', '.join(unknown)}", file=sys.stderr)
+    options, error = _cli_options(args)
+    if error:
+        print(f"tfperf: {error}", file=sys.stderr)
         return 2
-    files, problems = discover(args.paths)
-    if not files and not problems:
-        print("tfperf: no Python files found in " + " ".join(args.paths), file=sys.stderr)
-        return 2
-    roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in args.paths]
+    stdin = args.paths == ["-"]
+    if stdin:
+        files, problems = [args.stdin_filename or "-"], []
+    else:
+        files, problems = discover(args.paths, _file_selection(args))
+        if not files and not problems:
+            print("tfperf: no Python files found in " + " ".join(args.paths)
+                  + " (after `exclude` and .gitignore: --no-respect-gitignore, --exclude change them)", file=sys.stderr)
+            return 2
+    roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in (["."] if stdin else args.paths)]
     workspace = WorkspaceIndex(roots)
     # Only what the command line and the files say: no remembered probe, so that the same
     # input gives the same findings on any machine.
@@ -128,64 +153,146 @@ def _check(args) -> int:
         print(f"tfperf: {exc}", file=sys.stderr)
         return 2
     devices_used = set()
-    all_findings, errors, changed = [], list(problems), 0
+    report, changed, unsafe_only = Report(problems=list(problems)), 0, 0
+    notices: dict[str, None] = {}  # settings problems, once each
+    unknown_rules = False
+    fix = args.fix or args.diff
     for path in files:
-        text = read_source(path)
+        text = sys.stdin.read() if stdin else read_source(path)
         if isinstance(text, FileProblem):
-            errors.append(text)
+            report.problems.append(text)
             continue
-        result = check_file(path, text, editor_like, workspace, fix=args.fix or args.diff, unsafe=args.unsafe_fixes, device=device)
+        result = check_file(None if path == "-" else path, text, options, workspace, fix=fix, unsafe=args.unsafe_fixes, device=device)
         if result.device_used:
             devices_used.add(result.device_used)
         if result.problem:
-            errors.append(result.problem)
+            report.problems.append(replace(result.problem, path=path))
             continue
-        for problem in result.settings_problems:
-            print(f"tfperf: {problem}", file=sys.stderr)
+        notices.update(dict.fromkeys(result.settings_problems))
+        unknown_rules |= bool(result.unknown_rules)
         if result.new_text is not None and result.new_text != text:
             changed += 1
             if args.diff:
                 from tfperf_lsp.rewrite.edits import unified_diff
 
                 sys.stdout.write(unified_diff(path, text, result.new_text))
+            elif stdin:
+                sys.stdout.write(result.new_text)  # as ruff: the fixed source on stdout
             else:
                 with open(path, "w", encoding="utf-8", newline="") as handle:
                     handle.write(result.new_text)
-        all_findings.extend((path, f, result) for f in result.findings)
+        elif stdin and args.fix:
+            sys.stdout.write(text)
+        unsafe_only += sum(1 for f in result.findings if f.fix_title and f.fix_applicability != "safe" and not args.unsafe_fixes)
+        report.findings.extend((path, f, result) for f in result.findings)
         for finding, reason in result.fixes_withheld:
             start = finding.span.start
             print(f"{path}:{start.line + 1}:{start.col + 1}: {finding.code} fix not applied: {reason}", file=sys.stderr)
-    for error in errors:
-        print(f"{error.path}: {error.message}", file=sys.stderr)
-    if args.diff:
-        return 2 if errors else (1 if changed else 0)
-    if args.format == "json":
-        print(json.dumps([finding_json(path, f, result) for path, f, result in all_findings], indent=2))
-    else:
-        for path, finding, result in all_findings:
-            print(finding_line(path, finding))
-        fixable = sum(1 for _, f, _ in all_findings if f.fix_title and (f.fix_applicability == "safe" or args.unsafe_fixes))
-        summary = f"Found {len(all_findings)} finding{'s' if len(all_findings) != 1 else ''}"
-        if args.fix:
-            summary += f" after fixing {changed} file{'s' if changed != 1 else ''}"
-        elif fixable:
-            summary += f" ({fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''})"
-        print(summary + ".", file=sys.stderr)
-    for used in sorted(devices_used):
-        print(f"tfperf: device-dependent rules assumed {used}", file=sys.stderr)
-    if errors:
+    for notice in notices:
+        print(f"tfperf: {notice}", file=sys.stderr)
+    if unknown_rules:
         return 2
-    return 0 if args.exit_zero or not all_findings else 1
+    if report.problems:
+        code = 2
+    elif args.exit_zero or not report.findings and not (args.diff and changed):
+        code = 0
+    else:
+        code = 1
+    try:
+        _write_report(args, report, changed, unsafe_only, stdin)
+    except BrokenPipeError:  # `tfperf check | head`: the reader left, the findings are still there
+        _silence_stdout()
+    if not (args.quiet or args.silent):
+        for used in sorted(devices_used):
+            print(f"tfperf: device-dependent rules assumed {used}", file=sys.stderr)
+    return code
+
+
+def _write_report(args, report: Report, changed: int, unsafe_only: int, stdin: bool) -> None:
+    fmt = args.format
+    quiet = args.quiet or args.silent
+    if args.silent:
+        return
+    if args.diff:
+        if report.problems:
+            sys.stderr.write(problems_text(report))
+        if unsafe_only and not quiet:
+            print(f"{unsafe_only} finding{'s have' if unsafe_only != 1 else ' has'} only unsafe fixes, not in this diff "
+                  "(--unsafe-fixes includes them).", file=sys.stderr)
+        if not quiet:
+            fixable = len(report.findings) - unsafe_only
+            print(f"Found {len(report.findings)} finding{'s' if len(report.findings) != 1 else ''}"
+                  f"; {changed} file{'s' if changed != 1 else ''} would change.", file=sys.stderr)
+        return
+    out = sys.stderr if stdin and args.fix else sys.stdout  # stdout carries the fixed source
+    if args.statistics:
+        out.write(statistics(report, fmt))
+    else:
+        out.write(render(fmt, report, colour=fmt in ("text", "concise") and use_colour(out)))
+    out.flush()
+    if fmt in ("text", "concise"):
+        sys.stderr.write(problems_text(report))
+        if not quiet:
+            findings = report.findings
+            fixable = sum(1 for _, f, _ in findings if f.fix_title and (f.fix_applicability == "safe" or args.unsafe_fixes))
+            summary = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+            if args.fix:
+                summary += f" after fixing {changed} file{'s' if changed != 1 else ''}"
+            elif fixable:
+                summary += f" ({fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''})"
+            print(summary + ".", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _cli_options(args) -> tuple[dict, str | None]:
+    """The command line as a settings layer over [tool.tfperf] (it wins, as in ruff)."""
+    options: dict = {"ignore": _flatten(args.ignore) + _flatten(args.extend_ignore)}
+    if args.select:
+        options["select"] = _flatten(args.select)
+    if args.extend_select:
+        options["extend-select"] = _flatten(args.extend_select)
+    for key, values in (("per-file-ignores", args.per_file_ignores), ("extend-per-file-ignores", args.extend_per_file_ignores)):
+        if values is None or (not values and key.startswith("extend")):
+            continue
+        table: dict[str, list[str]] = {}
+        for value in values:
+            pattern, sep, codes = value.rpartition(":")
+            if not sep or not pattern:
+                return {}, f"--{key} {value!r}: expected GLOB:CODE[,CODE...]"
+            table.setdefault(pattern, []).extend(_flatten([codes]))
+        options[key] = table
+    from tfperf_lsp import selectors
+
+    named = options["ignore"] + options.get("select", []) + options.get("extend-select", [])
+    named += [c for key in ("per-file-ignores", "extend-per-file-ignores") for codes in options.get(key, {}).values() for c in codes]
+    unknown = [v for v in named if selectors.parse(v) is None]
+    if unknown:
+        return {}, f"unknown rule codes or selectors: {', '.join(unknown)} (`tfperf rules` lists them)"
+    return options, None
+
+
+def _file_selection(args):
+    """exclude / extend-exclude / respect-gitignore from [tool.tfperf], then the command line."""
+    from tfperf_lsp.files import selection_for
+
+    return selection_for(args.paths, {
+        "exclude": _flatten(args.exclude) if args.exclude is not None else None,
+        "extend-exclude": _flatten(args.extend_exclude),
+        "respect-gitignore": args.respect_gitignore,
+        "force-exclude": args.force_exclude,
+    })
 
 
 def _flatten(values) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
-
-
-def _valid_selector(value: str) -> bool:
-    from tfperf_lsp.rules import rule_by_code
-
-    return value in CATEGORIES or rule_by_code(value) is not None
 
 
 # ----------------------------------------------------------------------------- rules

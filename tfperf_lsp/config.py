@@ -28,7 +28,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from tfperf_lsp.model import CATEGORIES, Severity
+from tfperf_lsp import selectors
+from tfperf_lsp.model import Severity
 
 _SEVERITIES = {s.value: s for s in Severity}
 
@@ -56,73 +57,128 @@ class DeviceFacts:
         return f"a {what} (from {whence})"
 
 
+# Keys [tool.tfperf] understands; anything else gets a warning naming the nearest one.
+PROJECT_KEYS = (
+    "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "extend-per-file-ignores",
+    "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "rules", "device", "keras-version",
+    "kerasVersion", "inlayHints", "lintOnChange", "lint-tests", "lintTests", "codeLens",
+)
+
+
 @dataclass(frozen=True)
 class Settings:
-    disabled: frozenset[str] = frozenset()  # codes or categories
-    selected: frozenset[str] | None = None
+    enabled: frozenset[str] | None = None  # rule codes; None = the defaults (every rule but opt-in ones)
     severities: dict[str, Severity] = field(default_factory=dict)
     inlay_hints: bool = True
+    code_lens: bool = True  # "Benchmark ..." lenses, only where a benchmark can run
     lint_on_change: bool = True
     device: DeviceFacts = DeviceFacts()
     keras_version: str | None = None  # "2" / "3" when known from the environment
     lint_tests: bool = False  # performance rules in test code (off: tests are not where speed matters)
     problems: tuple[str, ...] = ()  # invalid settings, reported to the user, never fatal
+    unknown_rules: tuple[str, ...] = ()  # selectors that name no rule (the CLI exits 2)
+    # (root, glob, selectors): glob matched relative to root, as ruff's per-file-ignores
+    per_file_ignores: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
-    def is_enabled(self, code: str, category: str) -> bool:
-        if code in self.disabled or category in self.disabled:
-            return False
-        if self.selected is not None:
-            return code in self.selected or category in self.selected
-        return True
+    def enabled_codes(self) -> frozenset[str]:
+        return self.enabled if self.enabled is not None else selectors.default_codes()
+
+    def is_enabled(self, code: str, category: str = "") -> bool:
+        if code not in selectors.all_codes():  # a rule outside the registry (tests): on by default
+            return self.enabled is None
+        return code in self.enabled_codes()
 
     def severity_for(self, code: str, default: Severity) -> Severity:
         return self.severities.get(code, default)
 
-    def with_overrides(self, options: dict[str, Any] | None) -> "Settings":
-        """Apply a settings table (pyproject's [tool.tfperf] or the editor's ``tfperf`` section)."""
+    def with_overrides(self, options: dict[str, Any] | None, root: str | None = None) -> "Settings":
+        """Apply a settings layer (pyproject's [tool.tfperf], the editor's ``tfperf`` section or
+        the command line) on top of this one; see ``selectors`` for the precedence."""
         if not options:
             return self
         problems = list(self.problems)
-        disabled = set(self.disabled)
+        unknown: list[str] = list(self.unknown_rules)
         severities = dict(self.severities)
-        selected = self.selected
-        for item in _string_list(options.get("ignore"), "ignore", problems):
-            disabled.add(item)
-        if "select" in options:
-            selected = frozenset(_string_list(options.get("select"), "select", problems)) or None
+        select = _option(options, "select")
+        select_list = _string_list(select, "select", problems) if select is not None else None
+        if not select_list:
+            select_list = None  # an empty list (an editor's default) selects the defaults
+        extend_select = _string_list(_option(options, "extend-select"), "extend-select", problems)
+        ignore = _string_list(options.get("ignore"), "ignore", problems)
+        ignore += _string_list(_option(options, "extend-ignore"), "extend-ignore", problems)
+        enabled = set(selectors.apply_layer(self.enabled_codes(), select_list, extend_select, ignore, unknown))
         rules = options.get("rules") or {}
         if not isinstance(rules, dict):
             problems.append("`rules` must be a table of CODE = severity")
             rules = {}
         for code, value in rules.items():
             value = str(value).lower()
+            selector = selectors.parse(code)
+            if selector is None:
+                unknown.append(code)
+                continue
             if value == "off":
-                disabled.add(code)
+                enabled -= selector.codes
             elif value in _SEVERITIES:
-                disabled.discard(code)
-                severities[code] = _SEVERITIES[value]
+                enabled |= selector.codes
+                severities.update({c: _SEVERITIES[value] for c in selector.codes})
             else:
                 problems.append(f"`rules.{code}` = {value!r}: expected off, error, warning, information or hint")
+        per_file = self.per_file_ignores
+        base = root or os.getcwd()
+        if _option(options, "per-file-ignores") is not None:
+            per_file = ()
+        for key in ("per-file-ignores", "extend-per-file-ignores"):
+            table = _option(options, key)
+            if table is None:
+                continue
+            if not isinstance(table, dict):
+                problems.append(f"`{key}` must be a table of \"glob\" = [rule codes]")
+                continue
+            for pattern, values in table.items():
+                listed = _string_list(values, f"{key}.{pattern}", problems)
+                unknown.extend(v for v in listed if selectors.parse(v) is None)
+                per_file += ((base, str(pattern), tuple(listed)),)
+        if unknown != list(self.unknown_rules):
+            new = [u for u in unknown[len(self.unknown_rules):]]
+            problems.append("unknown rule codes or selectors: " + ", ".join(dict.fromkeys(new)) + " (`tfperf rules` lists them)")
         device = _device_from(options.get("device"), self.device, problems)
         inlay = options.get("inlayHints", self.inlay_hints)
+        code_lens = options.get("codeLens", self.code_lens)
         lint_on_change = options.get("lintOnChange", self.lint_on_change)
-        keras = options.get("kerasVersion", self.keras_version)
+        keras = _option(options, "keras-version") or self.keras_version
         lint_tests = options.get("lint-tests", options.get("lintTests", self.lint_tests))
         if not isinstance(lint_tests, bool):
             problems.append(f"`lint-tests` = {lint_tests!r}: expected true or false")
             lint_tests = self.lint_tests
         return replace(
             self,
-            disabled=frozenset(disabled),
-            selected=selected,
+            enabled=frozenset(enabled),
             severities=severities,
             inlay_hints=bool(inlay),
+            code_lens=bool(code_lens),
             lint_on_change=bool(lint_on_change),
             device=device,
             keras_version=str(keras) if keras else None,
             lint_tests=lint_tests,
             problems=tuple(problems),
+            unknown_rules=tuple(dict.fromkeys(unknown)),
+            per_file_ignores=per_file,
         )
+
+    def for_file(self, path: str | None) -> "Settings":
+        """Drop the rules that ``per-file-ignores`` turns off for ``path``."""
+        if not path or not self.per_file_ignores:
+            return self
+        from tfperf_lsp.files import glob_matches
+
+        off: set[str] = set()
+        for root, pattern, values in self.per_file_ignores:
+            if glob_matches(pattern, path, root):
+                for value in values:
+                    selector = selectors.parse(value)
+                    off |= selector.codes if selector else set()
+        return replace(self, enabled=self.enabled_codes() - off) if off else self
 
     def with_probe(self, device: dict[str, Any] | None, source: str = "probe") -> "Settings":
         """Device facts measured by the benchmark worker (or given with --device) beat configured ones."""
@@ -149,10 +205,29 @@ def _string_list(value: Any, key: str, problems: list[str]) -> list[str]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         problems.append(f"`{key}` must be a list of rule codes or categories")
         return []
-    unknown = [v for v in value if not (v in CATEGORIES or (v.startswith("TFP") and v[3:].isdigit()))]
-    if unknown:
-        problems.append(f"`{key}`: unknown rule codes or categories {unknown}")
     return list(value)
+
+
+def _option(options: dict[str, Any], key: str) -> Any:
+    """``extend-select`` in pyproject, ``extendSelect`` from an editor: both are accepted."""
+    if key in options:
+        return options[key]
+    head, *rest = key.split("-")
+    return options.get(head + "".join(part.title() for part in rest))
+
+
+def unknown_keys(options: dict[str, Any], where: str) -> list[str]:
+    """A warning per key of [tool.tfperf] that tfperf does not know, naming the nearest valid one."""
+    import difflib
+
+    messages = []
+    for key in options:
+        if key in PROJECT_KEYS:
+            continue
+        near = difflib.get_close_matches(key, PROJECT_KEYS, n=1, cutoff=0.6)
+        hint = f"; did you mean `{near[0]}`?" if near else f"; valid keys: {', '.join(PROJECT_KEYS)}"
+        messages.append(f"{where}: unknown key `{key}` in [tool.tfperf]{hint}")
+    return messages
 
 
 def _as_float(value: Any) -> float | None:
@@ -217,11 +292,18 @@ def project_options(path: str | None) -> tuple[dict[str, Any], str | None]:
 
 
 def settings_for(path: str | None, editor_options: dict[str, Any] | None = None, base: Settings | None = None) -> Settings:
+    """The settings for one file: defaults, its pyproject, then the editor's or the command line's
+    options (which win), then the per-file ignores that match it."""
+    pyproject = find_pyproject(path)
     options, problem = project_options(path)
-    settings = (base or Settings()).with_overrides(options)
+    root = os.path.dirname(pyproject) if pyproject else None
+    settings = (base or Settings()).with_overrides(options, root)
+    extra = tuple(unknown_keys(options, pyproject)) if pyproject else ()
     if problem:
-        settings = replace(settings, problems=settings.problems + (problem,))
-    return settings.with_overrides(editor_options)
+        extra += (problem,)
+    if extra:
+        settings = replace(settings, problems=settings.problems + extra)
+    return settings.with_overrides(editor_options).for_file(path)
 
 
 def parse_device_flag(spec: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import re
 import traceback
 from dataclasses import dataclass, field, replace
 
+from tfperf_lsp import selectors, suppressions
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.source import ParseError, SourceText
@@ -17,7 +18,7 @@ from tfperf_lsp.config import Settings
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
 from tfperf_lsp.rules import ALL_RULES, Rule, rule_by_code
 
-_SUPPRESSION = re.compile(r"#\s*tfperf:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
+_SUPPRESSION = suppressions.TFPERF
 
 
 @dataclass
@@ -77,7 +78,13 @@ def analyze(
                 findings.append(finding)
         except Exception:  # noqa: BLE001 - one broken rule must not hide the others
             errors.append((rule.code, traceback.format_exc()))
-    findings = [f for f in findings if not _suppressed(source, f) and not _cold(ctx, f)]
+    comments = suppressions.parse(source.lines) if ("noqa" in text or "tfperf:" in text) else []
+    findings = suppressions.apply(findings, comments)  # before the cold filter: a used suppression stays used
+    findings = [f for f in findings if not _cold(ctx, f)]
+    if comments and settings.is_enabled(suppressions.UNUSED_CODE):
+        # after every other rule ran: a suppression is unused only if nothing it names was found
+        enabled = set(settings.enabled_codes())
+        findings += suppressions.unused(comments, set(selectors.all_codes()), enabled)
     findings.sort(key=lambda f: (f.span.start, f.code))
     return Analysis(source, _dedupe(findings), rule_errors=errors, ctx=ctx)
 
@@ -110,16 +117,6 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")
-
-
-def _suppressed(source: SourceText, finding: Finding) -> bool:
-    match = _SUPPRESSION.search(source.line(finding.span.start.line))
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return finding.code in {c.strip().upper() for c in codes.split(",")}
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -1,34 +1,194 @@
-"""Finding Python files and reading them safely: encodings, huge files, unreadable paths."""
+"""Finding Python files (excludes, .gitignore) and reading them safely: encodings, huge files,
+unreadable paths."""
 from __future__ import annotations
 
+import functools
 import io
 import os
+import re
 import tokenize
 from dataclasses import dataclass
 
+import pathspec
+
 MAX_BYTES = 5_000_000  # larger files are generated code or data; analysing them helps nobody
-SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "env", "__pycache__", "node_modules", "site-packages", "build", "dist", ".tox", ".mypy_cache", ".pytest_cache"}
+SOURCE_SUFFIXES = (".py", ".pyi")
+# Folders and files skipped by default, as ruff's default `exclude`. `exclude` in [tool.tfperf]
+# or on the command line replaces this list; `extend-exclude` adds to it.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
+    "venv",
+)
 
 
 @dataclass(frozen=True)
 class FileProblem:
     path: str
     message: str
+    row: int | None = None  # 1-based, when the problem has a place (a syntax error)
+    col: int | None = None
+
+    def line(self) -> str:
+        """``path:row:col: message``, the shape editors' and CI problem matchers read."""
+        where = f"{self.path}:{self.row}:{self.col}:" if self.row is not None else f"{self.path}:"
+        return f"{where} {self.message}"
 
 
-def discover(paths: list[str]) -> tuple[list[str], list[FileProblem]]:
+@dataclass(frozen=True)
+class FileSelection:
+    """Which files a directory walk keeps; see ``selection_from``."""
+
+    # (root, glob): a glob with a slash is relative to its root (the pyproject's folder, or the
+    # current folder for the command line's); one without matches a name anywhere.
+    exclude: tuple[tuple[str, str], ...] = tuple((".", g) for g in DEFAULT_EXCLUDE)
+    respect_gitignore: bool = True
+    force_exclude: bool = False  # also exclude files named on the command line
+
+    @functools.cached_property
+    def _specs(self):
+        # Plain names (the defaults) are a set lookup; only real globs go through pathspec.
+        names: set[str] = set()
+        roots: dict[str, list[str]] = {}
+        for root, pattern in self.exclude:
+            if _PLAIN.fullmatch(pattern):
+                names.add(pattern)
+            else:
+                roots.setdefault(os.path.abspath(root), []).append(pattern)
+        return names, [(root, _spec(tuple(patterns))) for root, patterns in roots.items()]
+
+    def excluded(self, path: str, is_dir: bool | None = None) -> bool:
+        names, specs = self._specs
+        if os.path.basename(os.path.normpath(path)) in names:
+            return True
+        return any(_matches(spec, path, root, is_dir) for root, spec in specs)
+
+    def excluded_or_inside_excluded(self, path: str) -> bool:
+        """For paths named on the command line (--force-exclude): the path or a folder above it,
+        up to the current folder (a project that lives in ~/build/ is not excluded)."""
+        full, stop = os.path.abspath(path), os.getcwd()
+        while full != stop and full.startswith(stop + os.sep):
+            if self.excluded(full):
+                return True
+            full = os.path.dirname(full)
+        return full != stop and self.excluded(full)
+
+
+_PLAIN = re.compile(r"[^/*?\[\]!\\]+")
+
+
+def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
+    """Apply ``exclude`` (replaces), ``extend-exclude`` (adds), ``respect-gitignore`` and
+    ``force-exclude`` of each (options, root) layer in turn: [tool.tfperf], then the command line."""
+    exclude = [(".", g) for g in DEFAULT_EXCLUDE]
+    respect, force = True, False
+    for options, root in layers:
+        if options.get("exclude") is not None:
+            exclude = [(root, g) for g in options["exclude"]]
+        exclude += [(root, g) for g in options.get("extend-exclude") or []]
+        if options.get("respect-gitignore") is not None:
+            respect = bool(options["respect-gitignore"])
+        if options.get("force-exclude") is not None:
+            force = bool(options["force-exclude"])
+    return FileSelection(tuple(exclude), respect, force)
+
+
+def selection_for(paths: list[str], cli: dict | None = None) -> FileSelection:
+    """[tool.tfperf] of the pyproject above the first path (globs relative to its folder), then
+    the command line's options (globs relative to the current folder, as ruff's)."""
+    from tfperf_lsp.config import find_pyproject, project_options
+
+    start = os.path.abspath(paths[0] if paths else ".")
+    pyproject = find_pyproject(start)
+    project, _ = project_options(start)
+    root = os.path.dirname(pyproject) if pyproject else os.getcwd()
+    return selection_from([(project, root), (cli or {}, os.getcwd())])
+
+
+def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[list[str], list[FileProblem]]:
+    """Python files under ``paths``. Files named explicitly are kept unless ``force_exclude``."""
+    selection = selection or FileSelection()
     files: list[str] = []
     problems: list[FileProblem] = []
+    ignores = _GitIgnores() if selection.respect_gitignore else None
     for path in paths:
         if os.path.isdir(path):
+            if selection.force_exclude and selection.excluded_or_inside_excluded(path):
+                continue
             for directory, subdirs, names in os.walk(path):
-                subdirs[:] = sorted(d for d in subdirs if d not in SKIPPED_DIRS and not d.startswith("."))
-                files.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith((".py", ".pyi")))
+                kept = []
+                for d in sorted(subdirs):
+                    full = os.path.join(directory, d)
+                    if not selection.excluded(full, True) and not (ignores and ignores.ignored(full, True)):
+                        kept.append(d)
+                subdirs[:] = kept
+                for name in sorted(names):
+                    full = os.path.join(directory, name)
+                    if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
+                        files.append(full)
         elif os.path.isfile(path):
-            files.append(path)
+            if not (selection.force_exclude and selection.excluded_or_inside_excluded(path)):
+                files.append(path)
         else:
             problems.append(FileProblem(path, "no such file or directory"))
     return files, problems
+
+
+def glob_matches(pattern: str, path: str, root: str) -> bool:
+    """Does a ruff-style glob match ``path``? A pattern without a slash matches a file or folder
+    name anywhere; one with a slash is relative to ``root`` (gitignore semantics)."""
+    return _matches(_spec((pattern,)), path, root)
+
+
+@functools.lru_cache(maxsize=256)
+def _spec(patterns: tuple[str, ...]):
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def _matches(spec, path: str, root: str, is_dir: bool | None = None) -> bool:
+    full = os.path.abspath(path)
+    relative = os.path.relpath(full, root)
+    if relative.startswith(".."):
+        relative = os.path.basename(full)  # outside the project: match names only
+    candidates = [relative.replace(os.sep, "/")]
+    if is_dir if is_dir is not None else os.path.isdir(full):
+        candidates.append(candidates[0] + "/")
+    return any(spec.match_file(c) for c in candidates)
+
+
+class _GitIgnores:
+    """.gitignore files from the repository root down to each folder, and .git/info/exclude."""
+
+    def __init__(self):
+        self._by_dir: dict[str, list[tuple[str, object]]] = {}
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        full = os.path.abspath(path)
+        for base, spec in self._specs(os.path.dirname(full)):
+            relative = os.path.relpath(full, base).replace(os.sep, "/")
+            if spec.match_file(relative + ("/" if is_dir else "")):
+                return True
+        return False
+
+    def _specs(self, directory: str) -> list[tuple[str, object]]:
+        if directory in self._by_dir:
+            return self._by_dir[directory]
+        parent = os.path.dirname(directory)
+        is_repo_root = os.path.exists(os.path.join(directory, ".git"))
+        inherited = [] if is_repo_root or parent == directory else self._specs(parent)
+        own = []
+        sources = [os.path.join(directory, ".gitignore")]
+        if is_repo_root:
+            sources.append(os.path.join(directory, ".git", "info", "exclude"))
+        for source in sources:
+            try:
+                with open(source, encoding="utf-8", errors="replace") as handle:
+                    own.append((directory, pathspec.GitIgnoreSpec.from_lines(handle)))
+            except OSError:
+                pass
+        self._by_dir[directory] = inherited + own
+        return self._by_dir[directory]
 
 
 def read_source(path: str) -> str | FileProblem:

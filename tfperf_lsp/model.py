@@ -27,6 +27,7 @@ CATEGORIES = (
     "precision",
     "input-pipeline",
     "keras",
+    "suppressions",  # opt-in: tfperf's own suppression comments
 )
 # Categories about speed: silent where speed does not matter (tests, run-once code).
 PERFORMANCE_CATEGORIES = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})

@@ -26,7 +26,8 @@ export function activate(context: vscode.ExtensionContext): void {
         restart: () => mgr.restart(),
         dontShowAgain: () => undefined, // handled by the presenter
     };
-    const presenter = new NoticePresenter(context.globalState, log, handlers);
+    const presenter = new NoticePresenter(context.globalState, log, handlers,
+        () => vscode.workspace.getConfiguration('tfperf').get('showNotifications'));
     const mgr = new ServerManager(locateBundle(context.extensionPath), log, statusBar, presenter);
     manager = mgr;
     const show = (notice: Notice) => presenter.show(notice);

@@ -78,9 +78,12 @@ def main():
         send(protocol.progress_msg((i + 1) / 4, f"step {i}"))
         time.sleep(float(os.environ.get("FAKE_STEP_S", "0.02")))
     names = [v["name"] for v in job["variants"]]
-    result = Result(verdict="faster", summary="2.00x faster", tf_version="0.0-fake",
-                    comparisons=[Comparison(baseline=names[0], candidate=names[1], verdict="faster",
-                                            timing_verdict="faster", speedup=2.0)],
+    verdict = os.environ.get("FAKE_VERDICT", "faster")  # for the bench CLI's --fail-on tests
+    speedup = float(os.environ.get("FAKE_SPEEDUP", "2.0"))
+    ci = [speedup * 0.95, speedup * 1.05] if os.environ.get("FAKE_CI") else [None, None]
+    result = Result(verdict=verdict, summary=f"{speedup:.2f}x", tf_version="0.0-fake",
+                    comparisons=[Comparison(baseline=names[0], candidate=names[1], verdict=verdict,
+                                            timing_verdict=verdict, speedup=speedup, ci_low=ci[0], ci_high=ci[1])],
                     timing={"start": start, "end": time.time()})
     send(protocol.result_msg(result))
     return 0

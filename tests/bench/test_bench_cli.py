@@ -26,7 +26,7 @@ def test_seed001_eager_vs_tf_function_json(tmp_path):
     line = line_of("TFP303")
     run = tfperf("bench", SEED001, "--line", str(line), "--format", "json", "--budget", "1.5", cache=tmp_path)
     assert run.returncode == 0, run.stderr
-    [entry] = json.loads(run.stdout)
+    [entry] = json.loads(run.stdout)["results"]
     for key in ("code", "category", "filename", "location", "verdict", "speedup", "ci95", "outputs_match",
                 "max_abs_err", "variants", "device", "tf_version", "inputs", "warnings", "error"):
         assert key in entry, key

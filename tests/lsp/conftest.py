@@ -21,7 +21,7 @@ CLIENTS = ["visual-studio-code", "neovim@v0.7.0", "neovim@v0.10.0", "emacs"]
 async def client(lsp_client: LanguageClient, request, tmp_path):
     record_versions(lsp_client)
     lsp_client.set_configuration({"tfperf": {"inlayHints": True}})
-    await lsp_client.initialize_session(
+    lsp_client.init_result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(request.param),
             root_uri=tmp_path.as_uri(),

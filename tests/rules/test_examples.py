@@ -2,6 +2,7 @@
 documented text), valid ones give none. A rule without examples fails here."""
 import pytest
 
+from tfperf_lsp.config import Settings
 from tfperf_lsp.engine import analyze, fix_for
 from tfperf_lsp.model import CATEGORIES, Severity
 from tfperf_lsp.rewrite.edits import apply_edits
@@ -16,7 +17,7 @@ def _ids(cases):
 
 
 def own_findings(rule, source):
-    analysis = analyze(source)
+    analysis = analyze(source, settings=Settings().with_overrides({"select": ["ALL"]}))  # opt-in rules too
     assert not analysis.rule_errors, analysis.rule_errors
     assert analysis.parse_error is None, analysis.parse_error
     return analysis, [f for f in analysis.findings if f.code == rule.code]

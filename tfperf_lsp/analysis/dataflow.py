@@ -2,7 +2,7 @@
 
 A Python number passed to a tf.function keys its trace cache by value. That is a bug when the
 value only feeds TensorFlow ops (a tensor would do), and intended when it shapes the graph:
-``range(n)``, a shape, a Python ``if``, ``training=``, building a layer (catalog, section 4, trap 1).
+``range(n)``, a shape, a Python ``if``, ``training=``, building a layer.
 
 ``classify_parameter`` follows the parameter (and names computed from it) through the body and
 returns the kinds of use it finds:

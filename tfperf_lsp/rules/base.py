@@ -81,6 +81,8 @@ class Rule:
     # Whether timing the fix (or the opportunity) tells the user something: not for renames of
     # deprecated arguments, imports, or correctness fixes that change behaviour on purpose.
     measurable: ClassVar[bool] = True
+    # Off unless a selector names it (ruff's RUF100 works the same way).
+    opt_in: ClassVar[bool] = False
 
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
         raise NotImplementedError

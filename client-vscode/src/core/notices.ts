@@ -20,6 +20,18 @@ export const ACTION_LABELS: Record<ActionId, string> = {
     dontShowAgain: "Don't Show Again",
 };
 
+/** `tfperf.showNotifications`, as Microsoft's Python tool extensions name it. */
+export type NotificationLevel = 'off' | 'onError' | 'onWarning' | 'always';
+
+const LEVEL_RANK: Record<NotificationLevel, number> = { off: 3, onError: 2, onWarning: 1, always: 0 };
+const SEVERITY_RANK: Record<'error' | 'warning' | 'info', number> = { error: 2, warning: 1, info: 0 };
+
+/** Pop up a message of this severity? (Every notice is written to the output channel anyway.) */
+export function shouldNotify(level: unknown, severity: 'error' | 'warning' | 'info'): boolean {
+    const rank = LEVEL_RANK[level as NotificationLevel] ?? LEVEL_RANK.always;
+    return SEVERITY_RANK[severity] >= rank;
+}
+
 export type NoticeId =
     | 'noInterpreter'
     | 'unresolvedInterpreter'

@@ -8,6 +8,7 @@ export interface ServerSettings {
     workspaceTrusted: boolean;
     rules: Record<string, Severity>;
     inlayHints: boolean;
+    codeLens: boolean;
     lintOnChange: boolean;
     logLevel: LogLevel;
     benchmark: {
@@ -32,6 +33,7 @@ export interface MappedSettings {
 export const DEFAULTS: Omit<ServerSettings, 'workspaceTrusted'> = {
     rules: {},
     inlayHints: true,
+    codeLens: true,
     lintOnChange: true,
     logLevel: 'info',
     benchmark: {
@@ -157,6 +159,7 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
             workspaceTrusted,
             rules,
             inlayHints: bool('inlayHints', DEFAULTS.inlayHints),
+            codeLens: bool('codeLens', DEFAULTS.codeLens),
             lintOnChange: bool('lintOnChange', DEFAULTS.lintOnChange),
             logLevel,
             benchmark: {

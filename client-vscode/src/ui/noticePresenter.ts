@@ -1,6 +1,6 @@
 // Shows a Notice as a VS Code message and runs the button the user picks.
 import * as vscode from 'vscode';
-import { ACTION_LABELS, ActionId, Notice } from '../core/notices';
+import { ACTION_LABELS, ActionId, Notice, shouldNotify } from '../core/notices';
 
 export type ActionHandlers = Record<ActionId, (notice: Notice) => unknown>;
 
@@ -9,13 +9,15 @@ export class NoticePresenter {
         private readonly memento: vscode.Memento,
         private readonly log: vscode.LogOutputChannel,
         private readonly handlers: ActionHandlers,
+        /** `tfperf.showNotifications`, read at each message so a change applies at once. */
+        private readonly level: () => unknown = () => 'always',
     ) {}
 
     /** `scope` narrows "Don't Show Again" (e.g. to one interpreter). Resolves once the user picked or dismissed. */
     async show(notice: Notice, scope = ''): Promise<void> {
         const key = `tfperf.hideNotice.${notice.id}.${scope}`;
         this.logNotice(notice);
-        if (this.memento.get<boolean>(key)) {
+        if (this.memento.get<boolean>(key) || !shouldNotify(this.level(), notice.severity)) {
             return;
         }
         const labels = notice.actions.map((a) => ACTION_LABELS[a]);

@@ -6,7 +6,7 @@ import { toServerSettings } from '../../src/core/settings';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
 const contributed = Object.keys(manifest.contributes.configuration.properties).map((k) => k.replace(/^tfperf\./, ''));
-const CLIENT_ONLY = ['interpreter', 'trace.server']; // used by the extension itself, not sent
+const CLIENT_ONLY = ['interpreter', 'trace.server', 'showNotifications']; // used by the extension itself, not sent
 
 describe('package.json settings', () => {
     it('every contributed setting is sent to the server, and every setting read is contributed', () => {
@@ -19,6 +19,14 @@ describe('package.json settings', () => {
         const props = manifest.contributes.configuration.properties;
         const fromManifest = toServerSettings((key) => props[`tfperf.${key}`]?.default, true).settings;
         assert.deepStrictEqual(fromManifest, toServerSettings(() => undefined, true).settings);
+    });
+
+    it('has an icon that is a PNG of at least 128x128', () => {
+        const icon = fs.readFileSync(path.join(__dirname, '..', '..', '..', manifest.icon));
+        assert.deepStrictEqual([...icon.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG');
+        assert.ok(icon.readUInt32BE(16) >= 128 && icon.readUInt32BE(20) >= 128);
+        const ignore = fs.readFileSync(path.join(__dirname, '..', '..', '..', '.vscodeignore'), 'utf8');
+        assert.ok(ignore.includes(`!${manifest.icon}`), 'the icon goes into the .vsix');
     });
 
     it('marks the settings that can run code as restricted in untrusted workspaces', () => {

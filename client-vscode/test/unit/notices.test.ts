@@ -1,5 +1,5 @@
 import * as assert from 'assert';
-import { ACTION_LABELS, explainPipFailure, notices } from '../../src/core/notices';
+import { ACTION_LABELS, explainPipFailure, notices, shouldNotify } from '../../src/core/notices';
 
 describe('notices', () => {
     it('offers "Select Interpreter" only when the Python extension is installed', () => {
@@ -24,6 +24,17 @@ describe('notices', () => {
         const n = notices.crashLoop(4, 3);
         assert.match(n.text, /4 times in 3 minutes, so it will not be restarted/);
         assert.deepStrictEqual(n.actions, ['showLog', 'restart']);
+    });
+});
+
+describe('tfperf.showNotifications', () => {
+    it('pops up what the level allows, and everything when unset or unknown', () => {
+        assert.deepStrictEqual(['error', 'warning', 'info'].map((s) => shouldNotify('off', s as 'error')), [false, false, false]);
+        assert.deepStrictEqual(['error', 'warning', 'info'].map((s) => shouldNotify('onError', s as 'error')), [true, false, false]);
+        assert.deepStrictEqual(['error', 'warning', 'info'].map((s) => shouldNotify('onWarning', s as 'error')), [true, true, false]);
+        assert.deepStrictEqual(['error', 'warning', 'info'].map((s) => shouldNotify('always', s as 'error')), [true, true, true]);
+        assert.strictEqual(shouldNotify(undefined, 'info'), true);
+        assert.strictEqual(shouldNotify('loud', 'info'), true);
     });
 });
 

@@ -15,6 +15,7 @@ describe('toServerSettings', () => {
             interpreter: '/usr/bin/python3', // not a server setting: must not leak into the options
             rules: { TFP101: 'off', tfp203: 'Error', TFP301: 'info', TFP400: true, TFP401: false },
             inlayHints: false,
+            codeLens: false,
             lintOnChange: false,
             logLevel: 'debug',
             'benchmark.timeBudget': 1.5,
@@ -29,6 +30,7 @@ describe('toServerSettings', () => {
             workspaceTrusted: true,
             rules: { TFP101: 'off', TFP203: 'error', TFP301: 'information', TFP401: 'off' },
             inlayHints: false,
+            codeLens: false,
             lintOnChange: false,
             logLevel: 'debug',
             benchmark: { timeBudget: 1.5, timeout: 120, device: 'gpu:1', maxInputMB: 64, memoryLimitMB: 8192, workerCommand: ['ssh', 'gpu-box', 'python3'] },

@@ -31,6 +31,10 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
+        # One mark per finding is enough (squiggle + inlay hint): a lens only where a benchmark
+        # can run here (trusted workspace, inputs known), and `codeLens: false` turns them off.
+        if not state.trusted or not state.settings(uri).code_lens:
+            return []
         result = await current_result(ls, uri)
         if result is None or result.analysis.stale:
             return []
@@ -38,7 +42,7 @@ def register(server) -> None:
         for finding in result.analysis.findings:
             title = benchmark_title(finding)
             line = finding.span.start.line
-            if title is None or line in seen_lines:
+            if title is None or line in seen_lines or not _can_run(state, result, finding):
                 continue
             seen_lines.add(line)
             measured = result.measured.get(finding.id)
@@ -50,6 +54,14 @@ def register(server) -> None:
                 )
             )
         return lenses
+
+    def _can_run(state, result, finding) -> bool:
+        if finding.id in result.measured:
+            return True
+        try:
+            return state.bench.plan(result.analysis, finding).job is not None
+        except Exception:  # noqa: BLE001 - a plan that cannot be built gets no lens
+            return False
 
     @server.command("tfperf.benchmark")
     async def benchmark(ls, uri: str, finding_id: str):

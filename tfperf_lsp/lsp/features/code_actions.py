@@ -1,6 +1,7 @@
 """Code actions: the rule's quick fix (edits built lazily on resolve), ignore-this-line, docs."""
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from lsprotocol import types
@@ -16,6 +17,8 @@ log = logging.getLogger("tfperf_lsp")
 FIX_KIND = types.CodeActionKind.QuickFix
 IGNORE_KIND = types.CodeActionKind.QuickFix
 DOCS_KIND = types.CodeActionKind.Empty
+# `"editor.codeActionsOnSave": {"source.fixAll.tfperf": "explicit"}` applies the safe fixes on save.
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tfperf"
 
 
 class StaleDocument(Exception):
@@ -25,7 +28,7 @@ class StaleDocument(Exception):
 def register(server) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
     )
     async def code_actions(ls, params: types.CodeActionParams):
         uri = params.text_document.uri
@@ -43,6 +46,10 @@ def register(server) -> None:
         ]
         only = params.context.only
         actions: list[types.CodeAction] = []
+        if only is not None and _wanted(only, FIX_ALL_KIND):
+            fix_all = await asyncio.to_thread(_fix_all_action, ls, uri, result)
+            if fix_all is not None:
+                actions.append(fix_all)
         lazy = _resolves_edits(ls)
         for finding in findings:
             diagnostic = to_diagnostic(position_codec, analysis.source, finding)
@@ -96,6 +103,27 @@ def resolve(ls, action: types.CodeAction) -> types.CodeAction:
         codec(ls, uri), result.analysis.source, uri, result.version, fix.edits, versioned=_versioned_edits(ls)
     )
     return action
+
+
+def _fix_all_action(ls, uri, result) -> types.CodeAction | None:
+    """Every safe fix, to a fixed point, as one edit of the whole document (what --fix writes)."""
+    from tfperf_lsp.checker import fix_until_stable
+
+    analysis = result.analysis
+    if analysis.stale or analysis.ctx is None or not any(f.fix_title and f.fix_applicability == "safe" for f in analysis.findings):
+        return None
+    source = analysis.source
+    ctx = analysis.ctx
+    new_text, _ = fix_until_stable(source.text, analysis, ctx.path, ctx.settings, ctx.workspace)
+    if new_text == source.text:
+        return None
+    last = len(source.lines) - 1
+    edit = Edit(Span(Pos(0, 0), Pos(last, len(source.line(last)))), new_text)
+    return types.CodeAction(
+        title="tfperf: apply all safe fixes",
+        kind=FIX_ALL_KIND,
+        edit=workspace_edit(codec(ls, uri), source, uri, result.version, [edit], versioned=_versioned_edits(ls)),
+    )
 
 
 def _ignore_action(ls, uri, result, finding, diagnostic) -> types.CodeAction:

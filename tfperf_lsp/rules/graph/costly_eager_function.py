@@ -34,7 +34,7 @@ class CostlyEagerFunction(Rule):
     ## Why is this slow
     Eager execution dispatches every op from Python, one at a time, with its overhead each
     time. As a tf.function, the body is traced once into a graph that TensorFlow optimises and
-    runs without returning to Python between ops. The seed article measured ~0.12 s eager vs
+    runs without returning to Python between ops. We measured ~0.12 s eager vs
     ~0.025 s as a tf.function for 10 calls of a 99-matmul loop. The gain depends on the work per
     op, so this is an opportunity, not a promise: benchmark it.
 

@@ -26,7 +26,7 @@ class EagerModelCall(Rule):
 
     ## Why is this slow
     Called eagerly, the model runs layer by layer, each op dispatched from Python. Wrapped in
-    `tf.function`, the forward pass is traced once into a graph and replayed. The seed article
+    `tf.function`, the forward pass is traced once into a graph and replayed. We
     measured 1.28 s eager vs 0.58 s graph for 1000 calls of a small MLP. Small models and small
     batches gain the most; large convolutions gain little (benchmark it: this is a hint).
 

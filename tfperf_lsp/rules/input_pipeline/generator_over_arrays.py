@@ -27,7 +27,7 @@ class GeneratorOverArrays(Rule):
 
     ## Why is this slow
     Every element goes through the Python interpreter, holding the GIL, one at a time: the
-    pipeline cannot run in parallel and its throughput is Python's (tf.data guide; catalog D5).
+    pipeline cannot run in parallel and its throughput is Python's (tf.data guide).
     `from_tensor_slices((x, y))` slices the same arrays inside TensorFlow.
 
     ## When it stays silent

@@ -65,7 +65,7 @@ class MapWithoutParallelCalls(Rule):
     - `f` is visible (a lambda or a def in this file) and calls only TensorFlow ops, local
       functions and harmless builtins;
     - `f` is not stateful: no `tf.random` (a parallel map changes which element gets which draw,
-      "values may not be deterministic" in the `Dataset.map` docstring, catalog trap 15), no
+      "values may not be deterministic" in the `Dataset.map` docstring), no
       `py_function`/`numpy_function`, no Python side effects (counters, appends, globals).
     """
     invalid = (

@@ -28,11 +28,11 @@ class NoCache(Rule):
     ## Why is this slow
     Every epoch runs `f` again on every element and gets the same results. `.cache()` after
     the map keeps them (in memory, or in a file with `.cache(filename)`) from the second epoch
-    on (tf.data performance guide, "Caching"; catalog D4).
+    on (tf.data performance guide, "Caching").
 
     ## When it stays silent
     When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
-    the first epoch's random images, catalog trap 15), is stateful or calls code tfperf cannot
+    the first epoch's random images), is stateful or calls code tfperf cannot
     see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when the
     dataset is iterated once, or rebuilt inside the epoch loop.
 

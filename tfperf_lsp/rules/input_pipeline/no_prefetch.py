@@ -43,7 +43,7 @@ class NoPrefetch(Rule):
     ## Why is this slow
     Without prefetch, the producer and the consumer take turns: the model waits while the next
     batch is prepared, then the pipeline waits while the model trains (tf.data performance guide,
-    "Prefetching"; catalog D2). `prefetch(tf.data.AUTOTUNE)` overlaps the two. We have no number of
+    "Prefetching"). `prefetch(tf.data.AUTOTUNE)` overlaps the two. We have no number of
     our own: on the 2-core CPU test machine, where producer and consumer share the same cores,
     the difference was lost in noise; the gain is largest when the model runs on an accelerator.
     Since TensorFlow 2.12, tf.data appends a prefetch by itself when the last transformation is

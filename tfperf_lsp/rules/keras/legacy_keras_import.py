@@ -39,13 +39,13 @@ class LegacyKerasImport(Rule):
 
     ## Why is this slow
     It is TensorFlow's private copy of Keras 2, frozen since TF 2.6 (keras-team/keras#15056;
-    deletion notice in tensorflow/tensorflow PR #58169). Seed 004's answer lists it as its
-    major "don't": "it can run 10-100x slower, and w/ plenty of bugs". It is a separate class
+    deletion notice in tensorflow/tensorflow PR #58169). Answers on Stack Overflow list
+    it as a major "don't": "it can run 10-100x slower, and w/ plenty of bugs". It is a separate class
     hierarchy: its layers cannot be mixed with `tf.keras` models. Measured on TF 2.21: it still
     imports, but `tensorflow.python.keras.optimizers` no longer has `Adam`, and a legacy model's
     `fit` raises `AttributeError: module 'tensorflow.python.distribute.input_lib' has no
     attribute 'DistributedDatasetInterface'`; `train_on_batch` still runs; a legacy `Dense`
-    passed to a `tf.keras.Sequential` raises ValueError (catalog K4).
+    passed to a `tf.keras.Sequential` raises ValueError.
 
     ## When it stays silent
     For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
@@ -56,7 +56,7 @@ class LegacyKerasImport(Rule):
     ## Fix
     The same import from the public Keras of this environment, chosen as for every Keras fix
     (`[tool.tfperf] kerasVersion`, then the file's other Keras imports, then the installed
-    TensorFlow/Keras: catalog trap 12):
+    TensorFlow/Keras):
     - Keras 3 (TF >= 2.16): `tensorflow.keras...` (`keras...` when the file already imports
       `keras`); only `layers`, `models`, `optimizers`, `losses`, `metrics`, `activations`,
       `initializers`, `regularizers`, `constraints`, `callbacks` and `Input`/`Model`/`Sequential`,

@@ -35,7 +35,7 @@ class PredictInLoop(Rule):
     Every `predict` call builds a data adapter and an iterator, runs a (cached) `tf.function`
     over batches, and concatenates the results: fixed costs that dwarf a one-sample forward pass.
     The `predict` docstring says it is meant for large inputs, not for use inside loops; Keras'
-    FAQ recommends `model(x)` for small inputs. Measured over 50 calls (catalog K1): 1953 ms with
+    FAQ recommends `model(x)` for small inputs. Measured over 50 calls: 1953 ms with
     `predict`, 60.7 ms with `model(x)`, 18.7 ms with `tf.function(model)`.
 
     ## When it stays silent
@@ -54,7 +54,7 @@ class PredictInLoop(Rule):
     - the model is not built with several outputs (then `model(x)` returns a list, and `.numpy()`
       would fail: convert each output).
     `training=False` keeps inference behaviour (dropout off, batch-norm statistics frozen), as in
-    `predict`; `.numpy()` keeps the NumPy result type (`model(x)` returns a tensor, catalog trap 10).
+    `predict`; `.numpy()` keeps the NumPy result type (`model(x)` returns a tensor).
     The rewrite is the same for Keras 3 and Keras 2 (`tf.keras` before TF 2.16, `tf_keras`).
     Outputs are equal within float tolerance (checked under TensorFlow). Otherwise the finding
     is a hint at information level: batch the inputs into one `predict`, or call the model.

@@ -29,13 +29,13 @@ class StepsPerExecution(Rule):
     filters <= 64 with kernels <= 5, no layers built in a loop, no recurrent or attention
     layers, no pretrained (`keras.applications`) or hand-written building blocks - when the same model is then trained with `fit`: on the compiled name in the same
     scope, or, for a compile inside a factory, on what its callers get back (directly or
-    through a tuple of factories looped over, as in seed 004's benchmark).
+    through a tuple of factories looped over).
 
     ## Why is this slow
     `fit` returns to Python after every step. For a small model the step itself is short, so
     that overhead dominates; `steps_per_execution=N` runs N steps inside one `tf.function`
     call. Keras documents it as able to "greatly improve performance on TPUs or small models
-    with a large Python overhead" (catalog K5). Measured here (TF 2.21, Keras 3, 2 CPU cores): a
+    with a large Python overhead". Measured here (TF 2.21, Keras 3, 2 CPU cores): a
     16-32-1 MLP, 1536 steps of batch 8, took 0.69-0.83 s with the default and 0.25-0.29 s with
     `steps_per_execution=32`; on keras_pitfalls.py's 64 steps the difference was lost in noise.
 

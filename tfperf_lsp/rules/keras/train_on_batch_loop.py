@@ -25,15 +25,15 @@ class TrainOnBatchLoop(Rule):
     ## Why is this slow
     Each call returns to Python and converts its NumPy inputs; `fit` over the whole data keeps
     the loop in its own iterator and `tf.function`. tensorflow/tensorflow#46165 measured the
-    `train_on_batch` loop 3x slower than `fit` (GPU, TF 2.4), and seed 004's answer found
+    `train_on_batch` loop 3x slower than `fit` (GPU, TF 2.4), and a Stack Overflow benchmark found
     `fit` per small batch the slowest option of all. But measured on Keras 3 CPU, a
     `train_on_batch` loop took 0.116 s and `fit` 0.234 s, and tensorflow/tensorflow#35124 used
-    `train_on_batch` as the *fast* replacement for per-sample `fit` (catalog K2, trap 11). So
+    `train_on_batch` as the *fast* replacement for per-sample `fit`. So
     this is a low-confidence hint: benchmark both on your device.
 
     ## When it stays silent
     Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
-    call per new model, as in seed 004's benchmark), for `fit` on the whole data (a per-epoch
+    call per new model), for `fit` on the whole data (a per-epoch
     `fit(x, y, epochs=1)` loop), for `fit` on index arrays or loop targets (cross-validation folds
     look like that), and for objects that are not visibly Keras models.
 

@@ -131,7 +131,7 @@ def declared_device(lines: list[str]) -> DeviceFacts | None:
 
 
 def tensor_core_gpu(device: DeviceFacts) -> bool:
-    """A GPU with compute capability >= 7.0: Tensor Cores, where float16 pays (catalog P1)."""
+    """A GPU with compute capability >= 7.0: Tensor Cores, where float16 pays."""
     return bool(device.gpu) and device.compute_capability is not None and device.compute_capability >= 7.0
 
 

@@ -28,8 +28,7 @@ class Float16SoftmaxOutput(Rule):
     ## Why is this slow
     It is a numerics problem that mixed precision brings: the layer computes and returns float16,
     so the softmax and the loss that follows lose precision and can overflow. The mixed precision
-    guide: the model's outputs should be float32; splitting off the activation costs nothing
-    (catalog P2). Checked under TF: the model's output dtype goes from float16 to float32.
+    guide: the model's outputs should be float32; splitting off the activation costs nothing. Checked under TF: the model's output dtype goes from float16 to float32.
 
     ## When it stays silent
     Under the default float32 policy (or after `set_global_policy("float32")`), when the Dense

@@ -33,9 +33,8 @@ class NoLossScaling(Rule):
     The finding sits on the optimizer's construction.
 
     ## Why is this slow
-    float16 gradients of small losses underflow to zero, so the model trains slowly or not at all
-    (catalog P3). `examples/mixed_precision.py` shows every kernel gradient exactly 0 without
-    scaling and none with it. The API depends on the Keras version (catalog trap 12): Keras 3's
+    float16 gradients of small losses underflow to zero, so the model trains slowly or not at all. `examples/mixed_precision.py` shows every kernel gradient exactly 0 without
+    scaling and none with it. The API depends on the Keras version: Keras 3's
     `LossScaleOptimizer` has `scale_loss` and unscales in `apply_gradients`; tf-keras 2 has
     `get_scaled_loss` / `get_unscaled_gradients`.
 

@@ -35,7 +35,7 @@ class NoMixedPolicy(Rule):
 
     ## Why is this slow
     The guide measured "more than 3 times on modern GPUs … and more than 2 times on latest Intel
-    CPUs" (catalog P1). On this project's 2-core AVX512_BF16 CPU (AMD EPYC, no AMX), `fit` with
+    CPUs". On this project's 2-core AVX512_BF16 CPU (AMD EPYC, no AMX), `fit` with
     `mixed_bfloat16` ran 1.6x-2.0x faster than float32 for a 512-1024-1024-10 MLP and a
     2-conv CNN (two runs, measured with TF 2.21). Gains shrink for tiny models and some layers
     are slower (tensorflow/tensorflow#48127), so benchmark it.

@@ -34,7 +34,7 @@ class RemovedMixedPrecisionApi(Rule):
     on TF 2.21: the import raises `ImportError: cannot import name 'experimental' from
     'tensorflow.keras.mixed_precision'`; `tf.keras.mixed_precision.set_policy` and
     `tf.train.experimental.enable_mixed_precision_graph_rewrite` raise `AttributeError`. Code
-    that guards the import (seed 002) silently trains in float32.
+    that guards the import with `try`/`except` silently trains in float32.
 
     ## When it stays silent
     On the current API: `keras.mixed_precision.set_global_policy`, `Policy`, `LossScaleOptimizer`

@@ -31,8 +31,7 @@ class TensorCoreDims(Rule):
 
     ## Why is this slow
     Tensor Cores run float16 matrix math when the dimensions are multiples of 8; otherwise
-    cuBLAS/cuDNN may fall back to slower kernels (mixed precision guide, GPU performance guide;
-    catalog P4). cuDNN >= 7.6.3 pads convolutions itself, so convolutions may gain less.
+    cuBLAS/cuDNN may fall back to slower kernels (mixed precision guide, GPU performance guide). cuDNN >= 7.6.3 pads convolutions itself, so convolutions may gain less.
 
     ## When it stays silent
     When the device is not known to be such a GPU (on a CPU the advice is moot; see TFP601 for

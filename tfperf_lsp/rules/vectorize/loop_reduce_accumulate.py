@@ -34,14 +34,14 @@ class LoopReduceAccumulate(Rule):
 
     ## Why is this slow
     One `reduce_*` op (and one slice, one add) per row, dispatched from Python in eager code or
-    run as an AutoGraph `tf.while_loop` iteration in a graph. Measured (catalog V2): 322 ms for
+    run as an AutoGraph `tf.while_loop` iteration in a graph. Measured: 322 ms for
     the loop vs 0.23 ms for `tf.reduce_sum(tf.reduce_mean(x, axis=1))`.
 
     ## When it stays silent
     Loops over datasets (`for batch in ds`, a name assigned from `tf.data`, tuple targets), over
     Python collections of tensors that may differ in shape (a list display or comprehension, names
     like `weights`, `trainable_variables`, `grads`), loops that do anything else, and accumulations other than `+`. It never suggests
-    `n * tf.reduce_mean(x)`: that is wrong for ragged rows (catalog: 6.0 vs 2.5).
+    `n * tf.reduce_mean(x)`: that is wrong for ragged rows (measured: 6.0 vs 2.5).
 
     ## Fix
     `tf.reduce_sum(tf.reduce_mean(x, axis=1))` (the row reduction over every axis of a row, then
@@ -123,7 +123,7 @@ class LoopReduceAccumulate(Rule):
             import tensorflow as tf
 
             @tf.function
-            def function_with_for(x):  # seed 001: a graph loop over the rows
+            def function_with_for(x):  # a graph loop over the rows
                 summ = float(0)
                 for row in x:
                     summ = summ + tf.reduce_mean(row)
@@ -135,7 +135,7 @@ class LoopReduceAccumulate(Rule):
             import tensorflow as tf
 
             @tf.function
-            def function_with_for(x):  # seed 001: a graph loop over the rows
+            def function_with_for(x):  # a graph loop over the rows
                 summ = tf.reduce_sum(tf.reduce_mean(x, axis=tf.range(1, tf.rank(x))))
                 return summ
 

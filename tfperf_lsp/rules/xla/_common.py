@@ -25,11 +25,11 @@ _UNCOMPILABLE_CALLS = {
     "tensorflow.io.read_file": "reads files",
 }
 _UNCOMPILABLE_PREFIXES = ("tensorflow.strings.", "tensorflow.io.", "tensorflow.data.", "tensorflow.summary.")
-# Compile, but change what the code does: XLA ignores op seeds (catalog X1, measured not
+# Compile, but change what the code does: XLA ignores op seeds (measured, not
 # repeatable), and gradients of unbounded while loops do not compile.
 _UNSURE_PREFIXES = ("tensorflow.random.", "tensorflow.nn.dropout", "tensorflow.while_loop")
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-# Elementwise ops XLA fuses into one kernel (catalog X1: fusion is "XLA's single most important
+# Elementwise ops XLA fuses into one kernel (the XLA guide: fusion is "XLA's single most important
 # optimization"). Python arithmetic on tensors counts too.
 ELEMENTWISE = frozenset(
     "tensorflow." + name for name in (

@@ -17,8 +17,7 @@ class DeprecatedExperimentalCompile(Rule):
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/function"
     docs = """
     ## What it does
-    Finds `tf.function(..., experimental_compile=...)`, the deprecated name of `jit_compile=`
-    (catalog R7).
+    Finds `tf.function(..., experimental_compile=...)`, the deprecated name of `jit_compile=`.
 
     ## Why is this slow
     It is not slower today: TensorFlow 2.21 still maps it to `jit_compile` and logs a

@@ -28,8 +28,8 @@ class JitCandidate(Rule):
     ## Why is this slow
     Without XLA each operation is a separate kernel that reads and writes its tensors in memory.
     XLA fuses chains of operations into one kernel, "XLA's single most important optimization"
-    (catalog X1; about 1.15x on Google's internal benchmarks). It can also be slower: on a
-    2-core CPU a step went from 14 to 33 ms (catalog X1, measured), and the first call of every
+    (about 1.15x on Google's internal benchmarks). It can also be slower: on a
+    2-core CPU a step went from 14 to 33 ms (measured), and the first call of every
     new input shape compiles. So tfperf only suggests it; the benchmark measures it on your device.
 
     ## When it stays silent
@@ -51,7 +51,7 @@ class JitCandidate(Rule):
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
-    (catalog X1 measured a relative difference of 7.7e-6; the examples here agree with the
+    (we measured a relative difference of 7.7e-6; the examples here agree with the
     original to rtol 1e-5, atol 1e-6), ignores op seeds, and may be slower - run the benchmark.
     No fix (the hint remains) when the function uses `tf.random`, `tf.nn.dropout` or
     `tf.while_loop`, whose behaviour XLA changes (seeds ignored, loops need bounds for gradients),

@@ -26,7 +26,7 @@ class JitVaryingShapes(Rule):
     XLA compiles a program for every new input shape. `reduce_retracing=True` or an
     `input_signature` with `None` dimensions stops the *retracing* but not the *recompiling*:
     measured, a `reduce_retracing` function traced twice yet paid about 50 ms at the first call
-    of each new shape (catalog X4, section 4 trap 13).
+    of each new shape.
 
     ## When it stays silent
     When the function does not jit-compile, when the shape is fixed (a slice of constant length

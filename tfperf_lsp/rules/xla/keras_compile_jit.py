@@ -31,13 +31,13 @@ class KerasCompileWithoutJit(Rule):
 
     ## Why is this slow
     Keras 2 compiles `fit`/`evaluate`/`predict` steps without XLA unless `jit_compile=True` is
-    passed. XLA fuses the step's operations (catalog X1/X2; about 1.15x on Google's internal
-    benchmarks) but can also be slower (catalog X1 measured 14 -> 33 ms on a 2-core CPU), so this
+    passed. XLA fuses the step's operations (about 1.15x on Google's internal
+    benchmarks) but can also be slower (measured: 14 -> 33 ms on a 2-core CPU), so this
     is a hint to try it and benchmark.
 
     ## When it stays silent
     On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
-    the TensorFlow backend where it can (catalog X2, trap 12). On the private legacy
+    the TensorFlow backend where it can. On the private legacy
     `tensorflow.python.keras` package, whose `compile()` has no `jit_compile` argument. When
     `jit_compile` or `**kwargs` is passed, and when the receiver cannot be traced to a Keras 2
     model (a parameter, an attribute) unless the file imports no Keras but `tf_keras`.

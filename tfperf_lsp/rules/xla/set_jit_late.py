@@ -25,13 +25,12 @@ class SetJitLate(Rule):
     a call inside a function - earlier in that function or at module level before its `def`.
 
     ## Why is this slow
-    The XLA guide: "JIT level is cached for a session… set in the very beginning" (catalog X3).
+    The XLA guide: "JIT level is cached for a session… set in the very beginning".
     Models and functions that already exist keep running without auto-clustering, so the call
     does not do what it says.
 
     ## When it stays silent
-    When `set_jit` comes before every model, layer and tf.function call (as in the XLA guide and
-    seed 002), and for `set_jit(False)` or a non-literal argument.
+    When `set_jit` comes before every model, layer and tf.function call (as in the XLA guide), and for `set_jit(False)` or a non-literal argument.
 
     ## Fix
     Moves the statement (with its trailing comment) to just after the module's leading imports.
