@@ -9,8 +9,9 @@ Catalog ids it should trigger (see the `# expect:` comments)
   D1  `ds.map(augment)` without num_parallel_calls (make_train_dataset_slow): augment draws
       random numbers, so tf.data keeps it serial (a stateless map, such as
       `ds.map(decode_and_normalize)`, tf.data 2.7+ parallelises by itself: not reported).
-  D2  pipelines that end without `.prefetch(...)` are not reported here: tf.data 2.12+ appends
-      a prefetch by itself unless the pipeline's options turn that off.
+  D2  a pipeline whose options turn tf.data's own prefetch injection off
+      (count_labels_without_injected_prefetch), iterated without `.prefetch(...)`; the slow
+      pipelines that only lack `.prefetch` are not reported: tf.data 2.12+ appends one itself.
   D3  `ds.map(augment)` followed by `ds.batch(32)`: an elementwise map before batch.
   D4  `ds.map(decode_and_normalize, ...)`: an expensive deterministic map re-run every epoch
       (evaluate_every_epoch iterates the dataset 3 times) without `.cache()`.
@@ -78,6 +79,19 @@ def make_eval_dataset_slow():
     # expect-none: D2 - tf.data (2.12+) appends a prefetch by itself
     ds = ds.batch(BATCH_SIZE)
     return ds
+
+
+def count_labels_without_injected_prefetch():
+    """Options that turn tf.data's own prefetch off (to bound memory): now nothing overlaps."""
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+    ds = tf.data.Dataset.from_tensor_slices((images, labels)).with_options(options)
+    # expect: D2
+    ds = ds.batch(BATCH_SIZE)
+    total = 0
+    for _, batch_labels in ds:
+        total += int(tf.reduce_sum(batch_labels))
+    return total
 
 
 def sample_generator():
