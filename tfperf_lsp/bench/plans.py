@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from tfperf_lsp.analysis.facts import FunctionNode
 from tfperf_lsp.bench.inputs import Inputs, InputResolver, MissingInputs, free_names, scale_ranges
 from tfperf_lsp.bench.protocol import Job, Variant
+from tfperf_lsp.bench.safety import outside_calls, refusal
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
 from tfperf_lsp.rewrite.edits import apply_edits
@@ -43,6 +44,7 @@ class Plan:
     problem: str | None = None  # why it cannot be benchmarked, in words for the user
     warnings: list[str] = field(default_factory=list)
     traces_per_call: bool = False  # functions re-created on every timed call (retrace findings)
+    elements_per_call: int | None = None  # tf.data plans: dataset elements per timed call
 
 
 def benchmark_title(finding: Finding) -> str | None:
@@ -79,6 +81,7 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
     plan.inputs = builder.inputs
     plan.warnings = builder.warnings
     plan.traces_per_call = builder.traces_per_call
+    plan.elements_per_call = builder.elements_per_call
     plan.job = Job(
         prelude=prelude,
         variants=variants,
@@ -86,7 +89,8 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         device=device,
         seed=seed,
         inputs=builder.inputs.describe() if builder.inputs else None,
-        meta={"code": finding.code, "finding": finding.id},
+        meta={"code": finding.code, "finding": finding.id,
+              **({"elements_per_call": builder.elements_per_call} if builder.elements_per_call else {})},
     ).validate()
     return plan
 
@@ -106,6 +110,7 @@ class _Builder:
         self.inputs: Inputs | None = None
         self.warnings: list[str] = []
         self.traces_per_call = False
+        self.elements_per_call: int | None = None  # tf.data plans: elements per timed call
 
     # ------------------------------------------------------------------ rewrite plans
     def rewrite_plan(self) -> tuple[str, list[Variant]]:
@@ -115,13 +120,14 @@ class _Builder:
         import_lines = [e.new_text.strip() for e in fix.edits if _is_import_edit(e)]
         edits = [e for e in fix.edits if not _is_import_edit(e)]
         touched = [self._statement_at(line) for e in edits for line in _lines_of(e)]
-        definitions = {self._module_level(s) for s in touched if self._inside_definition(s)}
-        executable = [s for s in touched if not self._inside_definition(s)]
+        definitions = {self._module_level(s) for s in touched if self._runs_as_call(s)}
+        executable = [s for s in touched if not self._runs_as_call(s)]
         anchor = self._lift_to_loop(self._statement_at(self.finding.span.start.line))
-        if not self._inside_definition(anchor):
+        if not self._runs_as_call(anchor):
             executable.append(anchor)
         if executable:
             block, first, last = self._common_block(executable)
+            last = _extend_to_uses(block, last)
             region = block[first : last + 1]
             original = _capture_result(self._text(region, []))
             rewritten = _capture_result(self._text(region, edits))
@@ -139,7 +145,10 @@ class _Builder:
         self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), at)
         for extra in self.inputs.definitions:
             needed_defs.add(extra)
+        self._refuse_outside(list(region) + list(needed_defs))
         outputs = _outputs(original, rewritten)
+        if self.finding.code in PIPELINE_CODES and outputs:
+            original, rewritten, outputs = self._consume(original, rewritten, outputs)
         if not outputs:
             self.warnings.append("the snippet assigns nothing both versions share: only timings are compared")
         ordered_defs = sorted(needed_defs, key=lambda d: d.lineno)
@@ -148,6 +157,16 @@ class _Builder:
             defs = "\n".join(self._text([d], edits if apply and d in definitions else []) for d in ordered_defs)
             variants.append(Variant(name, self._variant_source(defs, body, outputs, fresh_per_call)))
         return self._prelude(import_lines), variants
+
+    def _consume(self, original: str, rewritten: str, outputs: list[str]) -> tuple[str, str, list[str]]:
+        """A tf.data finding is measured by iterating the dataset: a bounded number of elements
+        (``repeat().take(N)``), so the time per call gives elements per second."""
+        dataset = outputs[-1]
+        loop = (f"\n{COUNT} = 0\n{FIRST} = None\n"
+                f"for {ELEMENT} in {dataset}.repeat().take({PIPELINE_ELEMENTS}):\n"
+                f"    if {FIRST} is None:\n        {FIRST} = {ELEMENT}\n    {COUNT} += 1")
+        self.elements_per_call = PIPELINE_ELEMENTS
+        return original + loop, rewritten + loop, [COUNT, FIRST]
 
     def _variant_source(self, defs: str, body: str, outputs: list[str], fresh_per_call: bool) -> str:
         dim_map = self.inputs.dim_map if self.inputs else {}
@@ -169,6 +188,7 @@ class _Builder:
             names |= free_names(node)
         names.add(callee)
         self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), call)
+        self._refuse_outside(list(self.inputs.definitions))
         eager = f"getattr({callee}, 'python_function', {callee})"
         if CALL_PLANS[self.finding.code] == "xla":
             variants = [
@@ -233,6 +253,21 @@ class _Builder:
         """A statement that runs in a loop is measured with its loop (repetition is the point)."""
         loops = [loop for loop in self.facts.enclosing_loops(stmt) if isinstance(loop, ast.stmt)]
         return loops[-1] if loops else stmt
+
+    def _runs_as_call(self, stmt: ast.stmt) -> bool:
+        """Whether ``stmt`` is measured by calling its module-level function, rather than run on its
+        own. A decorated function (tf.function) or an edit of the def itself is measured through a
+        call; statements inside a plain function (a ``main()``) run as a slice, so the benchmark
+        never runs the rest of that function (downloads, training)."""
+        if not self._inside_definition(stmt):
+            return False
+        top = self._module_level(stmt)
+        return stmt is top or bool(top.decorator_list) or self.finding.category == "retrace"
+
+    def _refuse_outside(self, nodes: list) -> None:
+        calls = outside_calls(self.facts, nodes)
+        if calls:
+            raise _CannotPlan(refusal(calls))
 
     def _inside_definition(self, stmt: ast.stmt) -> bool:
         """Part of a module-level def (then a call of that def is what runs)."""
@@ -311,6 +346,20 @@ class _Builder:
         return found
 
 
+def _extend_to_uses(block: list[ast.stmt], last: int) -> int:
+    """A statement that only changes an object's state (``model.compile(...)``) is measured with
+    the statements after it that use the object (``model.fit(...)``): that is where it matters."""
+    stmt = block[last]
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name)):
+        return last
+    name = stmt.value.func.value.id
+    for index in range(last + 1, len(block)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(block[index])):
+            last = index
+    return last
+
+
 def _calls_of(facts, name: str):
     """Calls of ``name`` in the file: those in loops first (they are the hot ones)."""
     calls = [c for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id == name]
@@ -331,6 +380,9 @@ def _calls_of(facts, name: str):
 
 
 RESULT = "tfperf_result__"
+COUNT, FIRST, ELEMENT = "tfperf_count__", "tfperf_first__", "tfperf_element__"
+PIPELINE_CODES = frozenset({"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"})
+PIPELINE_ELEMENTS = 16  # elements of the finished dataset per timed call
 
 
 def _capture_result(code: str) -> str:

@@ -239,6 +239,8 @@ def short_verdict(result: Result) -> str:
         return f"measured {1 / comparison.speedup:.1f}x slower"
     if verdict == "equivalent":
         return "measured: same speed"
+    if verdict == "noisy-machine":
+        return "measured: machine too noisy"
     return f"measured {comparison.speedup:.2f}x, inconclusive"
 
 
