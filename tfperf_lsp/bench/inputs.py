@@ -327,8 +327,10 @@ def _declarations(lines: list[str]) -> dict[str, tuple[str, list[int]]]:
 
 
 def _synthesize(name: str, dtype: str, shape: list[int]) -> str:
-    if dtype.startswith(("int", "uint")):
+    if dtype in ("int32", "int64"):
         return f"{name} = tf.random.uniform({shape}, maxval=10, dtype=tf.{dtype}, seed=1)"
+    if dtype.startswith(("int", "uint")):  # tf.random.uniform draws only int32/int64 integers
+        return f"{name} = tf.cast(tf.random.uniform({shape}, maxval=10, dtype=tf.int32, seed=1), tf.{dtype})"
     if dtype == "bool":
         return f"{name} = tf.random.uniform({shape}, seed=1) > 0.5"
     return f"{name} = tf.random.uniform({shape}, dtype=tf.{dtype}, seed=1)"
