@@ -28,10 +28,10 @@ from tfperf_lsp.engine import analyze  # noqa: E402
 
 AB_SOURCE = textwrap.dedent("""
     import tensorflow as tf
-    A = tf.random.uniform([200, 10, 40])
+    A = tf.random.uniform([40, 10, 40])
     B = tf.random.uniform([40, 40])
     C = []
-    for i in range(200):
+    for i in range(40):
         C.append(tf.matmul(A[i], B))
     C = tf.stack(C, axis=0)
 """)

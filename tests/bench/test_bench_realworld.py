@@ -130,3 +130,60 @@ def test_a_pipeline_finding_is_measured_in_elements_per_second():
     assert any("elements/s" in line and line.startswith("original") for line in lines)
     assert any("elements/s" in line and line.startswith("rewritten") for line in lines)
     assert "each call iterates 16 elements of the dataset (synthetic inputs)" in lines
+
+
+def realworld_plan(name, code):
+    path = os.path.join(HERE, "realworld", name)
+    with open(path, encoding="utf-8") as handle:
+        return plans(handle.read(), path)[code]
+
+
+METHODS = [  # file, finding, what is timed, where the instance comes from
+    ("pyramid_layer.py", "TFP402", "tfperf_instance__(inputs)", "PyramidScore(bins=[1, 2, 4])"),
+    ("subclassed_model.py", "TFP401", "tfperf_instance__(features)", "ItemTower(units=32)"),
+    ("train_step_model.py", "TFP402", "tfperf_instance__.train_step(data)", "Classifier(classes=10)"),
+]
+
+
+@pytest.mark.parametrize("name,code,timed,ctor", METHODS)
+def test_methods_are_planned_from_an_instance_built_once(name, code, timed, ctor):
+    plan = realworld_plan(name, code)
+    assert plan.problem is None, plan.problem
+    original, rewritten = (v.source for v in plan.job.variants)
+    for source in (original, rewritten):
+        assert f"tfperf_instance__ = {ctor}" in source
+        assert f"tfperf_built__ = {timed}" in source       # built once, before timing
+        assert f"    return {timed}" in source              # the method is what is timed
+    assert "for " in original.split("tfperf_instance__ =")[0]          # the loop as written
+    assert "for " not in rewritten.split("tfperf_instance__ =")[0]     # and rewritten
+    assert "main()" not in original + plan.job.prelude
+
+
+def test_a_method_without_an_instance_names_the_declaration():
+    source = textwrap.dedent("""
+        import tensorflow as tf
+
+        class Score(tf.keras.layers.Layer):
+            def call(self, inputs):
+                score = 0.0
+                for row in inputs:
+                    score += tf.reduce_mean(row)
+                return score
+    """)
+    plan = plans(source)["TFP402"]
+    assert plan.job is None
+    assert "# tfperf: model=Score(...)" in plan.problem
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name,code,timed,ctor", METHODS)
+def test_methods_are_benchmarked_in_the_worker(name, code, timed, ctor):
+    from tfperf_lsp.bench import WorkerPool
+
+    plan = realworld_plan(name, code)
+    plan.job.budget_s = 0.5
+    with WorkerPool(keep_spare=False, timeout_s=120) as pool:
+        result = pool.run_job(plan.job)
+    assert result.verdict != "error", result.summary
+    assert result.outputs_match is True, result.summary
+    assert [v.name for v in result.variants] == ["original", "rewritten"]

@@ -30,6 +30,8 @@ from tfperf_lsp.bench.safety import outside_calls
 _BUILTINS = frozenset(dir(builtins))
 _DECLARATION = re.compile(r"#\s*tfperf:\s*(.*)$")
 _ITEM = re.compile(r"([A-Za-z_]\w*)\s*=\s*([a-z]+\d*)\s*\[\s*([\d,\s]*)\]")
+_TUPLE = re.compile(r"([A-Za-z_]\w*)\s*=\s*\(([^()]*)\)")  # data=(float32[32,20], int32[32])
+_PART = re.compile(r"([a-z]+\d*)\s*\[\s*([\d,\s]*)\]")
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1,
                 "int16": 2, "int32": 4, "int64": 8, "bool": 1, "complex64": 8}
 
@@ -125,6 +127,7 @@ class InputResolver:
         self.source = facts.source
         self.max_bytes = max_bytes
         self.declared = _declarations(facts.source.lines)
+        self.declared_tuples = _tuple_declarations(facts.source.lines)
         self.result = Inputs()
         self._done: set[str] = set()
         self._missing: list[str] = []
@@ -132,9 +135,14 @@ class InputResolver:
         self._outside: dict[str, str] = {}  # name -> the download or file read it comes from
 
     # ------------------------------------------------------------------ entry point
-    def resolve(self, names: list[str], at: ast.AST) -> Inputs:
+    def resolve(self, names: list[str], at: ast.AST, more: list[tuple[list[str], ast.AST]] = ()) -> Inputs:
+        """``more``: further (names, where) to resolve into the same Inputs (a constructor's
+        arguments at its call site, a method's arguments at its caller)."""
         for name in names:
             self._resolve(name, at, depth=0)
+        for extra_names, where in more:
+            for name in extra_names:
+                self._resolve(name, where, depth=0)
         if self._missing:
             missing = sorted(set(self._missing))
             example = " ".join(f"{n}=float32[...]" for n in missing)
@@ -150,6 +158,13 @@ class InputResolver:
         if name in self.declared:
             dtype, shape = self.declared[name]
             self._add_tensor(name, dtype, shape, "declared")
+            return
+        if name in self.declared_tuples:  # a tuple of tensors: (features, labels)
+            parts = []
+            for i, (dtype, shape) in enumerate(self.declared_tuples[name]):
+                self._add_tensor(f"{name}_{i}", dtype, shape, "declared")
+                parts.append(f"{name}_{i}")
+            self.result.statements.append(f"{name} = ({', '.join(parts)},)")
             return
         if self._is_import(name) or self._is_definition(name):
             return
@@ -323,6 +338,19 @@ def _declarations(lines: list[str]) -> dict[str, tuple[str, list[int]]]:
             continue
         for name, dtype, dims in _ITEM.findall(match.group(1)):
             found[name] = (dtype, [int(d) for d in dims.replace(" ", "").split(",") if d])
+    return found
+
+
+def _tuple_declarations(lines: list[str]) -> dict[str, list[tuple[str, list[int]]]]:
+    found = {}
+    for line in lines:
+        match = _DECLARATION.search(line)
+        if not match:
+            continue
+        for name, inner in _TUPLE.findall(match.group(1)):
+            parts = [(dtype, [int(d) for d in dims.replace(" ", "").split(",") if d]) for dtype, dims in _PART.findall(inner)]
+            if parts:
+                found[name] = parts
     return found
 
 

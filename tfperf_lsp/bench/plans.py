@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from tfperf_lsp.analysis.facts import FunctionNode
 from tfperf_lsp.bench.inputs import Inputs, InputResolver, MissingInputs, free_names, scale_ranges
 from tfperf_lsp.bench.protocol import Job, Variant
+from tfperf_lsp.bench.instances import compile_call, find_construction, instance_call
 from tfperf_lsp.bench.safety import outside_calls, refusal
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
@@ -71,7 +72,12 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         return plan
     builder = _Builder(analysis, finding, int(max_input_mb * 1024 * 1024))
     try:
-        prelude, variants = builder.call_plan() if finding.code in CALL_PLANS else builder.rewrite_plan()
+        if finding.code in CALL_PLANS:
+            prelude, variants = builder.call_plan()
+        elif builder.enclosing_method() is not None:
+            prelude, variants = builder.method_plan()
+        else:
+            prelude, variants = builder.rewrite_plan()
     except MissingInputs as exc:
         plan.problem = f"cannot benchmark: {exc}"
         return plan
@@ -89,7 +95,7 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         device=device,
         seed=seed,
         inputs=builder.inputs.describe() if builder.inputs else None,
-        meta={"code": finding.code, "finding": finding.id,
+        meta={"code": finding.code, "finding": finding.id, **({"stateful": True} if builder.stateful else {}),
               **({"elements_per_call": builder.elements_per_call} if builder.elements_per_call else {})},
     ).validate()
     return plan
@@ -111,6 +117,7 @@ class _Builder:
         self.warnings: list[str] = []
         self.traces_per_call = False
         self.elements_per_call: int | None = None  # tf.data plans: elements per timed call
+        self.stateful = False  # the timed call changes state (train_step): compare first calls only
 
     # ------------------------------------------------------------------ rewrite plans
     def rewrite_plan(self) -> tuple[str, list[Variant]]:
@@ -178,6 +185,90 @@ class _Builder:
         inner = (defs + "\n" if fresh_per_call and defs else "") + body + "\n" + result
         head = "" if fresh_per_call or not defs else defs + "\n"
         return f"{head}def {RUN}({signature}):\n{textwrap.indent(inner, '    ')}\n"
+
+    # ------------------------------------------------------------------ method plans
+    def enclosing_method(self):
+        """(class, method) when the finding is inside a method of a module-level class."""
+        stmt = self._statement_at(self.finding.span.start.line)
+        top = stmt
+        for ancestor in self.facts.ancestors(stmt):
+            if isinstance(ancestor, ast.stmt):
+                top = ancestor
+        if not isinstance(top, ast.ClassDef):
+            return None
+        method = next((m for m in top.body if isinstance(m, FunctionNode)
+                       and _first_line(m) <= self.finding.span.start.line + 1 <= m.end_lineno), None)
+        return (top, method) if method is not None else None
+
+    def method_plan(self) -> tuple[str, list[Variant]]:
+        """Build the instance once (outside timing) and time the method, as written and as
+        rewritten: ``obj(x)`` for ``call``, ``obj.method(args)`` otherwise."""
+        cls, method = self.enclosing_method()
+        fix = fix_for(self.analysis, self.finding)
+        if fix is None:
+            raise _CannotPlan("this finding has no rewrite to compare")
+        import_lines = [e.new_text.strip() for e in fix.edits if _is_import_edit(e)]
+        edits = [e for e in fix.edits if not _is_import_edit(e)]
+        if any(not (_first_line(cls) - 1 <= line <= cls.end_lineno - 1) for e in edits for line in _lines_of(e)):
+            raise _CannotPlan("the rewrite changes code outside the class")
+        construction = find_construction(self.facts, cls)
+        if construction is None:
+            raise _CannotPlan(
+                f"`{cls.name}` is never constructed in this file: declare an instance with a comment "
+                f"such as `# tfperf: model={cls.name}(...)`")
+        params = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+        params += [a.arg for a in method.args.kwonlyargs if a.arg not in ("training", "mask")]
+        resolver = InputResolver(self.facts, self.max_bytes)
+        declared = set(resolver.declared) | set(resolver.declared_tuples)
+        caller = instance_call(self.facts, construction) if method.name == "call" else None
+        if all(p in declared for p in params if not _has_default(method, p)):
+            arg_names = [p for p in params if p in declared]
+            args, names, at = arg_names, arg_names, cls
+        elif caller is not None:
+            args = [ast.unparse(a) for a in caller.args] + [ast.unparse(k) for k in caller.keywords]
+            names = sorted(set().union(*[free_names(a) for a in caller.args + [k.value for k in caller.keywords]]))
+            at = caller
+        else:
+            missing = [p for p in params if p not in declared and not _has_default(method, p)]
+            example = " ".join(f"{p}=float32[...]" for p in missing)
+            raise _CannotPlan(
+                f"no shape is known for the argument{'s' if len(missing) > 1 else ''} of `{cls.name}.{method.name}` "
+                f"({', '.join(f'`{p}`' for p in missing)}): declare {'it' if len(missing) == 1 else 'them'} "
+                f"with a comment such as `# tfperf: {example}`")
+        ctor_names = sorted(set().union(*[free_names(a) for a in construction.call.args + [k.value for k in construction.call.keywords]], set()))
+        ctor_names = [n for n in ctor_names if n != cls.name]
+        more = [(ctor_names, construction.at)] if construction.at is not None else []
+        self.inputs = resolver.resolve(sorted(names), at, more)
+        if construction.at is None and ctor_names:
+            raise _CannotPlan(f"the declared `{cls.name}(...)` may use literals only")
+        needed = {d for d in self.inputs.definitions if d is not cls}
+        needed |= {d for d in self._definitions_used([cls]) if d is not cls}
+        self._refuse_outside([method] + sorted(needed, key=lambda d: d.lineno) + [construction.call])
+        self.inputs.definitions = [d for d in self.inputs.definitions if d is not cls]
+        call = f"{OBJ}({', '.join(args)})" if method.name == "call" else f"{OBJ}.{method.name}({', '.join(args)})"
+        setup = [f"tf.keras.utils.set_random_seed(1)  # the same initial weights in every variant",
+                 f"{OBJ} = {ast.unparse(construction.call)}"]
+        self.stateful = method.name == "train_step"
+        if method.name in ("train_step", "test_step"):
+            compiled = compile_call(self.facts, construction)
+            if compiled is not None and all(_safe_literal(a) for a in compiled.args + [k.value for k in compiled.keywords]):
+                setup.append(f"{OBJ}.{ast.unparse(compiled.func.attr)}({', '.join(ast.unparse(a) for a in compiled.args + compiled.keywords)})")
+            else:
+                setup.append(f"{OBJ}.compile(optimizer='sgd')")
+                self.warnings.append(f"`{cls.name}` was compiled with optimizer='sgd' for {method.name} "
+                                     "(the file has no compile call with literal arguments for it)")
+        setup.append(f"{BUILT} = {call}  # build it once on the inputs, outside timing")
+        inputs_used = sorted(free_names(ast.parse(call)) - {OBJ})
+        signature = ", ".join(f"{n}={n}" for n in inputs_used)
+        ordered = sorted(needed | {cls}, key=lambda d: d.lineno)
+        variants = []
+        for name, apply in (("original", False), ("rewritten", True)):
+            defs = "\n".join(self._text([d], edits if apply and d is cls else []) for d in ordered)
+            body = "\n".join(setup) + f"\ndef {RUN}({signature}):\n    return {call}\n"
+            variants.append(Variant(name, defs + "\n" + body))
+        self.warnings.append(f"the instance is `{ast.unparse(construction.call)}` ({construction.source}); "
+                             f"timed: `{call.replace(OBJ, construction.name or 'instance')}`")
+        return self._prelude(import_lines, definitions=False), variants
 
     # ------------------------------------------------------------------ call plans
     def call_plan(self) -> tuple[str, list[Variant]]:
@@ -346,6 +437,20 @@ class _Builder:
         return found
 
 
+def _has_default(fn, name: str) -> bool:
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return name in defaults
+
+
+def _safe_literal(node: ast.AST) -> bool:
+    """Literals and simple constructor calls (``tf.keras.optimizers.Adam(1e-3)``), no names."""
+    return all(not isinstance(n, ast.Name) or n.id in ("tf", "keras", "True", "False", "None")
+               for n in ast.walk(node))
+
+
 def _extend_to_uses(block: list[ast.stmt], last: int) -> int:
     """A statement that only changes an object's state (``model.compile(...)``) is measured with
     the statements after it that use the object (``model.fit(...)``): that is where it matters."""
@@ -380,6 +485,7 @@ def _calls_of(facts, name: str):
 
 
 RESULT = "tfperf_result__"
+OBJ, BUILT = "tfperf_instance__", "tfperf_built__"
 COUNT, FIRST, ELEMENT = "tfperf_count__", "tfperf_first__", "tfperf_element__"
 PIPELINE_CODES = frozenset({"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"})
 PIPELINE_ELEMENTS = 16  # elements of the finished dataset per timed call
