@@ -112,7 +112,7 @@ def test_a_wrong_rewrite_is_outputs_differ(pool):
                            budget_s=0.5))
     assert res.verdict == "outputs-differ" and res.outputs_match is False
     assert "differs" in res.comparisons[0].mismatch
-    assert res.comparisons[0].timing_verdict in ("equivalent", "inconclusive", "faster", "slower")
+    assert res.comparisons[0].timing_verdict in ("equivalent", "inconclusive", "faster", "slower", "noisy-machine")
     res = pool.run_job(job(run("return x"), run("return tf.cast(x, tf.float64)"), budget_s=0.5))
     assert res.verdict == "outputs-differ" and "dtype differs" in res.comparisons[0].mismatch
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import protocol, report
+from . import protocol, report, ship
 from .procs import WorkerProcess, native_frames, variant_of, worker_argv, worker_env
 from .protocol import Device, Job, ProtocolError, Result, error_result
 
@@ -99,7 +99,8 @@ class WorkerPool:
     def _spawn(self) -> WorkerProcess:
         return WorkerProcess(worker_argv(self.command, self.memory_limit_mb),
                              env=worker_env(self.env), cwd=self.cwd,
-                             max_line_bytes=self.max_line_bytes, log=self.log)
+                             max_line_bytes=self.max_line_bytes, log=self.log,
+                             preamble=ship.framed_payload() if self.command else None)
 
     def start_spare(self) -> None:
         """Start the spare now if there is none (it imports TensorFlow in the background)."""
