@@ -49,7 +49,7 @@ _CHEAP_CALLS = {"tensorflow.eye", "tensorflow.range", "tensorflow.constant", "te
                 "tensorflow.linspace", "numpy.linspace", "tensorflow.reshape", "numpy.float32",
                 # in-memory tf.data sources (file-backed ones are refused: see safety.py)
                 "tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
-                "tensorflow.data.Dataset.range", "tensorflow.data.Dataset.zip"}
+                "tensorflow.data.Dataset.range", "tensorflow.data.Dataset.zip", "tensorflow.data.Options"}
 
 
 # tf.data transformations: cheap to re-run (they build a pipeline, they do not read data)
@@ -230,7 +230,26 @@ class InputResolver:
         else:
             self.result.specs.append(InputSpec(name, None, None, "assignment: " + _short(self.source.segment(value))))
         self.result.statements.append(text)
+        self.result.statements += self._attribute_settings(name, stmt)
         return True
+
+    def _attribute_settings(self, name: str, stmt: ast.AST) -> list[str]:
+        """``options.experimental_optimization.map_parallelization = False`` after
+        ``options = tf.data.Options()``: literal settings of the object, replayed with it."""
+        parent = self.facts.parent(stmt)
+        block = next((b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(parent, f, None), list)
+                      and stmt in b), None)
+        found = []
+        for later in (block or [])[block.index(stmt) + 1:] if block else []:
+            if not (isinstance(later, ast.Assign) and len(later.targets) == 1
+                    and isinstance(later.targets[0], ast.Attribute)):
+                continue
+            root = later.targets[0]
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == name and isinstance(later.value, ast.Constant):
+                found.append(ast.unparse(later))
+        return found
 
     def _from_call_sites(self, name: str, fn: ast.AST, depth: int) -> bool:
         params = _parameters(fn)

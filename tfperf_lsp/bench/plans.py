@@ -17,6 +17,7 @@ result). Inputs: see inputs.py.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -371,8 +372,16 @@ class _Builder:
 
     def _refuse_outside(self, nodes: list) -> None:
         calls = outside_calls(self.facts, nodes)
-        if calls:
-            raise _CannotPlan(refusal(calls))
+        if not calls:
+            return
+        # A read inside a helper (`raw = load()`): the value to declare is what the slice gets from it.
+        for call in calls:
+            helper = self.facts.enclosing_function(call.call)
+            if helper is not None and self.inputs is not None:
+                for statement in self.inputs.statements:
+                    if re.match(rf"^(\w+) = {re.escape(helper.name)}\(", statement):
+                        call.assigned = [statement.split(" = ")[0]]
+        raise _CannotPlan(refusal(calls))
 
     def _inside_definition(self, stmt: ast.stmt) -> bool:
         """Part of a module-level def (then a call of that def is what runs)."""

@@ -85,8 +85,8 @@ def _assigned_by(facts, call: ast.Call) -> list[str]:
         targets = stmt.targets
     elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
         targets = [stmt.target]
-    elif isinstance(stmt, (ast.For, ast.With)):
-        targets = [stmt.target] if isinstance(stmt, ast.For) else [i.optional_vars for i in stmt.items if i.optional_vars]
+    elif isinstance(stmt, ast.For):  # (a `with open(...) as f` handle is nothing to declare)
+        targets = [stmt.target]
     names = []
     for target in targets:
         for node in ast.walk(target):

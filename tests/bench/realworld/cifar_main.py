@@ -22,8 +22,10 @@ def build_vgg():
 
 def main():
     (x_train, y_train), (x_test, y_test) = tf.keras.datasets.cifar10.load_data()
-    train = tf.data.Dataset.from_tensor_slices((x_train, y_train))
-    train = train.shuffle(1000).map(augment).batch(128).prefetch(AUTOTUNE)
+    options = tf.data.Options()
+    options.experimental_optimization.map_parallelization = False  # reproducible debugging runs
+    train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).with_options(options)
+    train = train.map(augment).batch(128).prefetch(AUTOTUNE)
     model = build_vgg()
     model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(train, epochs=30)
