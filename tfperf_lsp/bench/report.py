@@ -112,7 +112,8 @@ def hover_lines(result: Result) -> list[str]:
         lines.append(f"each call iterates {elements} elements of the dataset (synthetic inputs)")
     firsts = ", ".join(f"{v.name} {fmt_time(v.first_call_s)}" for v in result.variants)
     lines.append(f"first call (tracing/compile included): {firsts}")
-    lines.append("traces during timing: " + ", ".join(_traces(v) for v in result.variants))
+    if any(v.samples_s for v in result.variants):
+        lines.append("traces during timing: " + ", ".join(_traces(v) for v in result.variants))
     control = result.timing.get("control")
     if isinstance(control, dict) and control.get("speedup"):
         ci = control.get("ci95") or [None, None]
