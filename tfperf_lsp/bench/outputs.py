@@ -145,7 +145,7 @@ def compare_outputs(ref: Any, cand: Any, *, flatten: Callable | None = None,
     return OutputCheck(True, None, max_abs, max_rel, values_checked=values, rtol=rtol)
 
 
-def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool, kind: str | None = None):
+def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool, variant_kind: str | None = None):
     """(ok, reason, max_abs_err, max_rel_err); a is the reference."""
     kind = a.dtype.kind
     name = a.dtype.name
@@ -171,7 +171,7 @@ def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool, kind: str | None =
     xf, yf = x[fin], y[fin]
     diff = np.abs(xf - yf)
     mag = np.abs(xf)
-    rtol, atol_frac = tolerance(name, tf32, kind)
+    rtol, atol_frac = tolerance(name, tf32, variant_kind)
     scale = float(mag.max()) or 1.0
     bad = diff > rtol * mag + atol_frac * scale
     ea = float(diff.max())
