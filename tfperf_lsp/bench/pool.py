@@ -56,8 +56,11 @@ class WorkerPool:
                  timeout_s: float = 60.0, start_timeout_s: float = 120.0, keep_spare: bool = True,
                  cwd: str | None = None, env: dict | None = None,
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
-                 max_output_bytes: int = 8 << 20):
+                 max_output_bytes: int = 8 << 20, ship: bool | None = None):
         self.command = list(command or [])
+        # ship: send the worker's code over stdin (ship.py); the default with a command prefix.
+        # False runs `<command> -m tfperf_lsp.bench.worker` (tfperf importable over there).
+        self.ship = bool(self.command) if ship is None else ship
         self.memory_limit_mb = memory_limit_mb
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
@@ -97,10 +100,10 @@ class WorkerPool:
                     self.start_spare()
 
     def _spawn(self) -> WorkerProcess:
-        return WorkerProcess(worker_argv(self.command, self.memory_limit_mb),
+        return WorkerProcess(worker_argv(self.command, self.memory_limit_mb, self.ship),
                              env=worker_env(self.env), cwd=self.cwd,
                              max_line_bytes=self.max_line_bytes, log=self.log,
-                             preamble=ship.framed_payload() if self.command else None)
+                             preamble=ship.framed_payload() if self.ship else None)
 
     def start_spare(self) -> None:
         """Start the spare now if there is none (it imports TensorFlow in the background)."""
@@ -116,7 +119,7 @@ class WorkerPool:
             except OSError as e:
                 self._spare = None
                 raise WorkerStartError(f"cannot start the benchmark worker "
-                                       f"{worker_argv(self.command, None)}: {e}") from e
+                                       f"{worker_argv(self.command, None, self.ship)}: {e}") from e
 
     def _take_spare(self) -> WorkerProcess:
         self.start_spare()
@@ -394,10 +397,10 @@ def probe_device(command: list[str] | None = None, *, timeout_s: float = 120.0,
 
 
 def probe_worker(command: list[str] | None = None, *, timeout_s: float = 120.0,
-                 cwd: str | None = None, env: dict | None = None) -> WorkerInfo:
+                 cwd: str | None = None, env: dict | None = None, ship: bool | None = None) -> WorkerInfo:
     """Like probe_device, with the worker's TensorFlow and Python versions."""
     pool = WorkerPool(command, memory_limit_mb=None, keep_spare=False, cwd=cwd, env=env,
-                      start_timeout_s=timeout_s)
+                      start_timeout_s=timeout_s, ship=ship)
     w = pool._spawn()  # noqa: SLF001
     try:
         pool._await_ready(w)  # noqa: SLF001

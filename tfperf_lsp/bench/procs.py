@@ -34,10 +34,10 @@ STDERR_FORWARD_LINES = 300   # per worker; more would flood the server log (prin
 MAX_STDERR_LINE = 2000
 
 
-def worker_argv(command: list[str] | None, memory_limit_mb: int | None) -> list[str]:
-    if command:  # a workerCommand: the worker is shipped over stdin (ship.py), nothing to install
-        return ship.shipped_argv(list(command), memory_limit_mb)
-    argv = [sys.executable]
+def worker_argv(command: list[str] | None, memory_limit_mb: int | None, shipped: bool = False) -> list[str]:
+    if shipped:  # the worker's code comes over stdin (ship.py): nothing to install over there
+        return ship.shipped_argv(list(command or [sys.executable]), memory_limit_mb)
+    argv = list(command) if command else [sys.executable]
     argv += ["-m", WORKER_MODULE]
     if memory_limit_mb:
         argv += ["--memory-limit-mb", str(int(memory_limit_mb))]
