@@ -7,7 +7,7 @@ counts (goal: no "faster"/"slower", at least 75% "equivalent", or an honest "noi
 the interval widths.
 
 A/B: ``--runs`` jobs of one real finding (TFP401: a Python loop of matmuls stacked, rewritten as
-one einsum), planned from source as `tfperf bench` does. Prints each interval and how many of
+one einsum; ``--loop``/``--size`` change the effect), planned from source as `tfperf bench` does. Prints each interval and how many of
 them contain the median of all the runs' estimates (goal: at least 90%, i.e. 18 of 20).
 
 Each job runs in a fresh worker (as in the editor), with the A/A control the worker always adds.
@@ -28,10 +28,10 @@ from tfperf_lsp.engine import analyze  # noqa: E402
 
 AB_SOURCE = textwrap.dedent("""
     import tensorflow as tf
-    A = tf.random.uniform([40, 10, 40])
-    B = tf.random.uniform([40, 40])
+    A = tf.random.uniform([{n}, {m}, {m}])
+    B = tf.random.uniform([{m}, {m}])
     C = []
-    for i in range(40):
+    for i in range({n}):
         C.append(tf.matmul(A[i], B))
     C = tf.stack(C, axis=0)
 """)
@@ -45,8 +45,8 @@ def aa_job(budget: float, seed: int) -> Job:
                budget_s=budget, seed=seed)
 
 
-def ab_job(budget: float, seed: int) -> Job:
-    analysis = analyze(AB_SOURCE, "/tmp/stability_example.py")
+def ab_job(budget: float, seed: int, loop: int, size: int) -> Job:
+    analysis = analyze(AB_SOURCE.format(n=loop, m=size), "/tmp/stability_example.py")
     finding = next(f for f in analysis.findings if f.code == "TFP401")
     plan = build_plan(analysis, finding, budget_s=budget, seed=seed)
     assert plan.job is not None, plan.problem
@@ -91,6 +91,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--budget", type=float, default=2.0)
     ap.add_argument("--only", choices=("aa", "ab"), default=None)
+    ap.add_argument("--loop", type=int, default=40, help="A/B: matmuls in the loop (fewer: a smaller effect)")
+    ap.add_argument("--size", type=int, default=40, help="A/B: matrix size")
     args = ap.parse_args()
     print(f"verdict stability: {args.runs} runs each, budget {args.budget} s, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}")
@@ -101,7 +103,7 @@ def main() -> None:
         pool.worker_info()
         for i in range(args.runs):
             for kind in kinds:
-                job = aa_job(args.budget, i) if kind == "aa" else ab_job(args.budget, i)
+                job = aa_job(args.budget, i) if kind == "aa" else ab_job(args.budget, i, args.loop, args.size)
                 t0 = time.monotonic()
                 res = pool.run_job(job)
                 wall = time.monotonic() - t0
