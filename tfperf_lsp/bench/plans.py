@@ -319,6 +319,9 @@ class _Builder:
             raise _CannotPlan("the model call was not found")
         fn = next((f for f in self.facts.functions if min([f.lineno] + [d.lineno for d in f.decorator_list]) - 1 <= line <= f.lineno - 1), None)
         if fn is None:
+            if self.enclosing_method() is not None:
+                raise _CannotPlan("graph and XLA comparisons of a class's methods are not supported yet "
+                                  "(rewrites inside methods are)")
             raise _CannotPlan("the function was not found")
         for call in _calls_of(self.facts, fn.name):
             return fn.name, call
