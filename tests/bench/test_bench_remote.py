@@ -61,6 +61,9 @@ def test_worker_command_is_a_list_or_a_shell_string():
     argv = ship.shipped_argv(["ssh", "gpu", "python3"], 2048)
     assert argv[:4] == ["ssh", "gpu", "python3", "-c"] and argv[4] == shlex.quote(ship.BOOTSTRAP)
     assert ship.shipped_argv(["/opt/py/bin/python3"], None) == ["/opt/py/bin/python3", "-c", ship.BOOTSTRAP]
+    # an interpreter gets the shipped worker; a command ending in a script is a worker of its own
+    assert ship.ships(["ssh", "gpu", "python3"]) and ship.ships(["/opt/py/bin/python3", "-X", "dev"])
+    assert not ship.ships(["python3", "my_worker.py"]) and not ship.ships([])
 
 
 def test_the_payload_holds_every_module_the_worker_imports():

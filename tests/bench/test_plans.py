@@ -1,6 +1,5 @@
 """Finding -> Job: which code runs, on which inputs (no TensorFlow needed to build a plan)."""
 import ast
-import os
 import textwrap
 
 from tfperf_lsp.bench.plans import build_plan
@@ -152,15 +151,3 @@ def test_a_function_never_called_cannot_be_benchmarked():
     analysis = analyze(textwrap.dedent(code) + "for _ in range(3):\n    pass\n", "/tmp/x.py")
     assert not [f for f in analysis.findings if f.code == "TFP303"]  # not hot: not flagged at all
 
-
-def test_findings_without_a_benchmark_say_why():
-    from tfperf_lsp.bench.plans import benchmark_skip_reason
-
-    analysis = analyze(textwrap.dedent(V1), "/tmp/example.py")
-    measurable = next(f for f in analysis.findings if f.code == "TFP401")
-    assert benchmark_skip_reason(measurable) is None
-    cifar = os.path.join(os.path.dirname(__file__), "realworld", "cifar_main.py")
-    with open(cifar, encoding="utf-8") as handle:
-        analysis = analyze(handle.read(), "/tmp/app/cifar_main.py")  # not test code
-    no_fix = next(f for f in analysis.findings if f.code == "TFP703")  # advice without a rewrite
-    assert "no automatic rewrite" in benchmark_skip_reason(no_fix)

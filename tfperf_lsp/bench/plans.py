@@ -64,20 +64,6 @@ def benchmark_title(finding: Finding) -> str | None:
     return None
 
 
-def benchmark_skip_reason(finding: Finding) -> str | None:
-    """Why a finding has no benchmark (None when it has one): listed, never dropped silently."""
-    if benchmark_title(finding) is not None:
-        return None
-    rule = rule_by_code(finding.code)
-    if rule is None:
-        return "unknown rule"
-    if finding.category == "correctness":
-        return "a correctness finding: there is no speed to measure"
-    if not rule.measurable:
-        return "this rule's advice is not measurable on one snippet (configuration or hardware advice)"
-    return "no automatic rewrite to compare against (apply the advice by hand, then benchmark the file)"
-
-
 def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 512, budget_s: float = 3.0,
                device: str = "auto", seed: int = 0) -> Plan:
     title = benchmark_title(finding) or "Benchmark"

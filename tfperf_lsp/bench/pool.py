@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import protocol, report, ship
+from . import protocol, report
+from . import ship as ship_module
 from .procs import WorkerProcess, native_frames, variant_of, worker_argv, worker_env
 from .protocol import Device, Job, ProtocolError, Result, error_result
 
@@ -58,9 +59,10 @@ class WorkerPool:
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
                  max_output_bytes: int = 8 << 20, ship: bool | None = None):
         self.command = list(command or [])
-        # ship: send the worker's code over stdin (ship.py); the default with a command prefix.
-        # False runs `<command> -m tfperf_lsp.bench.worker` (tfperf importable over there).
-        self.ship = bool(self.command) if ship is None else ship
+        # ship: send the worker's code over stdin (ship.py); the default when the command prefix
+        # is an interpreter. False runs `<command> -m tfperf_lsp.bench.worker`, the default when
+        # the command ends in a script of its own (a stand-in worker such as the tests' fake).
+        self.ship = ship if ship is not None else ship_module.ships(self.command)
         self.memory_limit_mb = memory_limit_mb
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
@@ -103,7 +105,7 @@ class WorkerPool:
         return WorkerProcess(worker_argv(self.command, self.memory_limit_mb, self.ship),
                              env=worker_env(self.env), cwd=self.cwd,
                              max_line_bytes=self.max_line_bytes, log=self.log,
-                             preamble=ship.framed_payload() if self.ship else None)
+                             preamble=ship_module.framed_payload() if self.ship else None)
 
     def start_spare(self) -> None:
         """Start the spare now if there is none (it imports TensorFlow in the background)."""

@@ -74,6 +74,12 @@ def parse_command(command) -> list[str]:
     return [str(part) for part in command]
 
 
+def ships(command: list[str]) -> bool:
+    """Whether a workerCommand gets the shipped worker: yes for an interpreter (``python3``,
+    ``ssh gpu python3``), no for a command that ends in a script (a worker of its own)."""
+    return bool(command) and not command[-1].endswith(".py")
+
+
 def through_shell(command: list[str]) -> bool:
     """Whether the command hands its arguments to a remote shell (ssh joins and re-parses them)."""
     return bool(command) and os.path.basename(command[0]) in ("ssh", "ssh.exe")
