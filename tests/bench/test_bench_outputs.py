@@ -97,3 +97,19 @@ def test_tensorflow_like_objects_with_numpy_method_are_converted():
 
     assert compare_outputs(T(np.ones(3)), T(np.ones(3))).match is True
     assert compare_outputs(T(np.ones(3)), T(np.zeros(3))).match is False
+
+
+def test_tolerances_are_looser_for_xla_and_mixed_precision_variants():
+    import numpy as np
+
+    from tfperf_lsp.bench.outputs import compare_outputs
+
+    ref = np.linspace(0.01, 1.0, 100, dtype=np.float32)
+    fused = ref * np.float32(1 + 2e-5)  # a reordered softmax/reduction under XLA
+    assert compare_outputs(ref, fused).match is False
+    check = compare_outputs(ref, fused, kind="xla")
+    assert check.match is True and check.rtol == 1e-4 and check.max_rel_err < 1e-4
+    half = ref.astype(np.float16)  # a mixed-precision rewrite returns float16
+    assert compare_outputs(ref, half).match is False  # dtype differs
+    assert compare_outputs(ref, half, kind="mixed").match is True
+    assert compare_outputs(ref, ref * 1.05, kind="xla").match is False  # still a real difference

@@ -23,6 +23,7 @@ def make_pool(no_leaks):
     def make(mode="ok", **kw):
         env = {"FAKE_MODE": mode, **kw.pop("env", {})}
         kw.setdefault("start_timeout_s", 20)
+        kw.setdefault("ship", False)  # the fake worker is a script of its own, not shipped code
         pool = WorkerPool(kw.pop("command", FAKE), env=env, **kw)
         pools.append(pool)
         return pool
@@ -60,7 +61,7 @@ def test_the_spare_answers_device_questions_without_being_used_up(make_pool):
 
 def test_the_probe_message_is_answered(no_leaks):
     from tfperf_lsp.bench import probe_worker
-    info = probe_worker(FAKE)
+    info = probe_worker(FAKE, ship=False)
     assert info.device.name == "Fake CPU" and info.python == "3.x"
 
 

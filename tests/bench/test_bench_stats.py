@@ -98,7 +98,7 @@ def test_paired_input_errors():
 def test_adaptive_schedule_extends_only_while_inconclusive_and_within_budget():
     assert stats.pair_stages(30) == [10, 20, 30]
     assert stats.pair_stages(25) == [10, 20, 25]
-    assert stats.pair_stages(8) == [8]
+    assert stats.pair_stages(8) == [10]  # the minimum of 10 pairs is honoured
     # conclusive: stop
     assert stats.next_target(10, ["faster"], 1.0, 3.0, 30) == 10
     # inconclusive, 10 more pairs fit: extend to 20, then 30
@@ -114,9 +114,10 @@ def test_adaptive_schedule_extends_only_while_inconclusive_and_within_budget():
 
 def test_initial_pairs_fit_the_budget_or_fall_back_to_a_single_shot():
     assert stats.initial_pairs(0.1, 3.0, 30) == 10
-    assert stats.initial_pairs(0.4, 3.0, 30) == 7      # 7 pairs fit, >= 6
-    assert stats.initial_pairs(1.0, 3.0, 30) == 6      # 6 pairs overrun, but fit in 3x budget
-    assert stats.initial_pairs(2.0, 3.0, 30) is None   # single shot
+    # the minimum of 10 pairs is honoured: 7 pairs fit the budget, 10 run (they fit in 3x)
+    assert stats.initial_pairs(0.4, 3.0, 30) == 10
+    assert stats.initial_pairs(0.9, 3.0, 30) == 10
+    assert stats.initial_pairs(1.0, 3.0, 30) is None   # 10 pairs overrun 3x: single shot
 
 
 def test_describe_and_instability_warnings():
@@ -132,3 +133,22 @@ def test_describe_and_instability_warnings():
     assert any("4.5x the fastest" in x for x in stats.instability_warnings("a", spiky))
     assert stats.describe([])["median_s"] is None
     assert math.isclose(stats.describe([2.0])["stdev_s"], 0.0)
+
+
+def test_an_aa_control_widens_the_interval_and_says_noisy_machine():
+    a = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0] * 2
+    # the rewrite is 2% slower than the original: within the 3% band
+    b = [x * 1.02 for x in a]
+    quiet = [x * 1.0 for x in a]  # the control agrees with the original: noise floor 0
+    p = stats.compare_paired(a, b, control=quiet)
+    assert p.noise_floor == 0 and p.control.verdict == "equivalent"
+    assert p.verdict == "equivalent"
+    # the copy of identical code runs 6% slower in this run: the machine cannot resolve 3%
+    loud = [x * (1.06 if i % 3 else 1.07) for i, x in enumerate(a)]
+    p = stats.compare_paired(a, b, control=loud)
+    assert p.noise_floor > 0.05 and p.control.verdict == "slower"
+    assert p.verdict == "noisy-machine"
+    assert p.ratio_low <= 1.02 * 0.95 and p.ratio_high >= 1.02 * 1.05  # widened both ways
+    # a large effect survives the widening
+    fast = [x * 0.5 for x in a]
+    assert stats.compare_paired(a, fast, control=loud).verdict == "faster"

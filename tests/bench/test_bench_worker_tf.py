@@ -79,13 +79,15 @@ def test_identical_code_on_both_sides_is_equivalent(pool):
     for seed in range(3):
         res = pool.run_job(job(body, body, prelude=prelude, budget_s=3.0, seed=seed))
         seen.append("\n".join(hover_lines(res)))
-        assert res.verdict in ("equivalent", "inconclusive"), seen[-1]
+        assert res.verdict in ("equivalent", "inconclusive", "noisy-machine"), seen[-1]
         assert res.comparisons[0].outputs_match is True
+        assert "A/A control (the original twice)" in seen[-1]
         if res.verdict == "equivalent":
             c = res.comparisons[0]
             assert 0.97 <= c.ci_low <= c.speedup <= c.ci_high <= 1.03
             break
-    assert res.verdict == "equivalent", "\n\n".join(seen)
+    # a busy machine may only ever say so: never a difference between identical code
+    assert res.verdict in ("equivalent", "noisy-machine"), "\n\n".join(seen)
 
 
 def test_eager_loop_vs_tf_function_is_faster_with_matching_outputs(pool):
@@ -110,7 +112,7 @@ def test_a_wrong_rewrite_is_outputs_differ(pool):
                            budget_s=0.5))
     assert res.verdict == "outputs-differ" and res.outputs_match is False
     assert "differs" in res.comparisons[0].mismatch
-    assert res.comparisons[0].timing_verdict in ("equivalent", "inconclusive", "faster", "slower")
+    assert res.comparisons[0].timing_verdict in ("equivalent", "inconclusive", "faster", "slower", "noisy-machine")
     res = pool.run_job(job(run("return x"), run("return tf.cast(x, tf.float64)"), budget_s=0.5))
     assert res.verdict == "outputs-differ" and "dtype differs" in res.comparisons[0].mismatch
 

@@ -150,3 +150,4 @@ def test_a_function_never_called_cannot_be_benchmarked():
     """
     analysis = analyze(textwrap.dedent(code) + "for _ in range(3):\n    pass\n", "/tmp/x.py")
     assert not [f for f in analysis.findings if f.code == "TFP303"]  # not hot: not flagged at all
+

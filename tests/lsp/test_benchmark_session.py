@@ -89,7 +89,7 @@ async def test_benchmark_from_code_action_to_hover(tmp_path, cache_dir):
             types.ExecuteCommandParams(command="tfperf.benchmark", arguments=[uri, diagnostic.data["id"]])
         )
         result = answer["results"][0]
-        assert result["verdict"] in ("faster", "slower", "equivalent", "inconclusive"), result
+        assert result["verdict"] in ("faster", "slower", "equivalent", "inconclusive", "noisy-machine"), result
         # Progress: begin, reports with percentages, end.
         reports = [r for values in client.progress_reports.values() for r in values]
         assert any(isinstance(r, types.WorkDoneProgressBegin) and r.cancellable for r in reports)

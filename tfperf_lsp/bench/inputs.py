@@ -25,10 +25,13 @@ from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.bench.safety import outside_calls
 
 _BUILTINS = frozenset(dir(builtins))
 _DECLARATION = re.compile(r"#\s*tfperf:\s*(.*)$")
 _ITEM = re.compile(r"([A-Za-z_]\w*)\s*=\s*([a-z]+\d*)\s*\[\s*([\d,\s]*)\]")
+_TUPLE = re.compile(r"([A-Za-z_]\w*)\s*=\s*\(([^()]*)\)")  # data=(float32[32,20], int32[32])
+_PART = re.compile(r"([a-z]+\d*)\s*\[\s*([\d,\s]*)\]")
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1,
                 "int16": 2, "int32": 4, "int64": 8, "bool": 1, "complex64": 8}
 
@@ -43,16 +46,39 @@ SHAPED_CONSTRUCTORS = {
 }
 _CHEAP_CALLS = {"tensorflow.eye", "tensorflow.range", "tensorflow.constant", "tensorflow.Variable",
                 "tensorflow.convert_to_tensor", "tensorflow.cast", "numpy.array", "numpy.arange", "numpy.eye",
-                "tensorflow.linspace", "numpy.linspace", "tensorflow.reshape", "numpy.float32"}
+                "tensorflow.linspace", "numpy.linspace", "tensorflow.reshape", "numpy.float32",
+                # in-memory tf.data sources (file-backed ones are refused: see safety.py)
+                "tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+                "tensorflow.data.Dataset.range", "tensorflow.data.Dataset.zip", "tensorflow.data.Options"}
+
+
+# tf.data transformations: cheap to re-run (they build a pipeline, they do not read data)
+DATASET_METHODS = frozenset({"map", "batch", "shuffle", "prefetch", "cache", "repeat", "take", "skip",
+                             "filter", "padded_batch", "unbatch", "flat_map", "interleave", "zip",
+                             "concatenate", "with_options", "apply", "enumerate", "rebatch",
+                             "ragged_batch", "shard", "window", "map_with_legacy_function"})
 
 
 class MissingInputs(Exception):
-    def __init__(self, names: list[str], example: str):
+    def __init__(self, names: list[str], example: str, outside: dict[str, str] | None = None):
         self.names = names
-        super().__init__(
-            f"no shape is known for {', '.join(f'`{n}`' for n in names)}: declare "
-            f"{'it' if len(names) == 1 else 'them'} with a comment such as `{example}`"
-        )
+        outside = outside or {}
+        by_source: dict[str, list[str]] = {}
+        for n in names:
+            if n in outside:
+                by_source.setdefault(outside[n], []).append(n)
+        reads = [f"{', '.join(f'`{n}`' for n in ns)} {'comes' if len(ns) == 1 else 'come'} from {src}"
+                 for src, ns in by_source.items()]
+        rest = [n for n in names if n not in outside]
+        them = "it" if len(names) == 1 else "them"
+        if reads:
+            head = ("; ".join(reads) + ", which reads data from outside the file (a benchmark never "
+                    "downloads or opens files)")
+            if rest:
+                head += f"; no shape is known for {', '.join(f'`{n}`' for n in rest)}"
+        else:
+            head = f"no shape is known for {', '.join(f'`{n}`' for n in names)}"
+        super().__init__(f"{head}: declare {them} with a comment such as `{example}`")
 
 
 @dataclass
@@ -101,18 +127,26 @@ class InputResolver:
         self.source = facts.source
         self.max_bytes = max_bytes
         self.declared = _declarations(facts.source.lines)
+        self.declared_tuples = _tuple_declarations(facts.source.lines)
         self.result = Inputs()
         self._done: set[str] = set()
         self._missing: list[str] = []
         self._scalable: list[_Scalable] = []  # prelude statements whose shapes may be scaled
+        self._outside: dict[str, str] = {}  # name -> the download or file read it comes from
 
     # ------------------------------------------------------------------ entry point
-    def resolve(self, names: list[str], at: ast.AST) -> Inputs:
+    def resolve(self, names: list[str], at: ast.AST, more: list[tuple[list[str], ast.AST]] = ()) -> Inputs:
+        """``more``: further (names, where) to resolve into the same Inputs (a constructor's
+        arguments at its call site, a method's arguments at its caller)."""
         for name in names:
             self._resolve(name, at, depth=0)
+        for extra_names, where in more:
+            for name in extra_names:
+                self._resolve(name, where, depth=0)
         if self._missing:
-            example = " ".join(f"{n}=float32[...]" for n in self._missing)
-            raise MissingInputs(sorted(set(self._missing)), f"# tfperf: {example}")
+            missing = sorted(set(self._missing))
+            example = " ".join(f"{n}=float32[...]" for n in missing)
+            raise MissingInputs(missing, f"# tfperf: {example}", self._outside)
         self._scale()
         return self.result
 
@@ -125,6 +159,13 @@ class InputResolver:
             dtype, shape = self.declared[name]
             self._add_tensor(name, dtype, shape, "declared")
             return
+        if name in self.declared_tuples:  # a tuple of tensors: (features, labels)
+            parts = []
+            for i, (dtype, shape) in enumerate(self.declared_tuples[name]):
+                self._add_tensor(f"{name}_{i}", dtype, shape, "declared")
+                parts.append(f"{name}_{i}")
+            self.result.statements.append(f"{name} = ({', '.join(parts)},)")
+            return
         if self._is_import(name) or self._is_definition(name):
             return
         scope = self.facts.enclosing_function(at)
@@ -136,9 +177,15 @@ class InputResolver:
         assignment = self.facts.reaching_assignment_at(name, at)
         if assignment is not None and self._from_assignment(name, assignment, depth):
             return
+        self._note_outside(name, assignment)
         if name in _BUILTINS:
             return
         self._missing.append(name)
+
+    def _note_outside(self, name: str, assignment: ast.AST | None) -> None:
+        reads = outside_calls(self.facts, [assignment]) if assignment is not None else []
+        if reads:
+            self._outside[name] = f"`{reads[0].what}` (line {reads[0].line})"
 
     def _is_import(self, name: str) -> bool:
         node = self.facts.imports.import_nodes.get(name)
@@ -165,6 +212,12 @@ class InputResolver:
         if not _safe_value(self.facts, value):
             return False
         for inner in sorted(free_names(value)):
+            if inner == name:  # ds = ds.map(f): the earlier ds, resolved at this statement
+                earlier = self.facts.reaching_assignment_at(name, stmt)
+                if earlier is None or earlier is stmt or not self._from_assignment(name, earlier, depth + 1):
+                    self._note_outside(name, earlier)
+                    self._missing.append(name)
+                continue
             self._resolve(inner, stmt, depth + 1)
         target = stmt.targets[0]
         text = f"{ast.unparse(target)} = {self.source.segment(value)}"
@@ -177,7 +230,26 @@ class InputResolver:
         else:
             self.result.specs.append(InputSpec(name, None, None, "assignment: " + _short(self.source.segment(value))))
         self.result.statements.append(text)
+        self.result.statements += self._attribute_settings(name, stmt)
         return True
+
+    def _attribute_settings(self, name: str, stmt: ast.AST) -> list[str]:
+        """``options.experimental_optimization.map_parallelization = False`` after
+        ``options = tf.data.Options()``: literal settings of the object, replayed with it."""
+        parent = self.facts.parent(stmt)
+        block = next((b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(parent, f, None), list)
+                      and stmt in b), None)
+        found = []
+        for later in (block or [])[block.index(stmt) + 1:] if block else []:
+            if not (isinstance(later, ast.Assign) and len(later.targets) == 1
+                    and isinstance(later.targets[0], ast.Attribute)):
+                continue
+            root = later.targets[0]
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == name and isinstance(later.value, ast.Constant):
+                found.append(ast.unparse(later))
+        return found
 
     def _from_call_sites(self, name: str, fn: ast.AST, depth: int) -> bool:
         params = _parameters(fn)
@@ -288,9 +360,24 @@ def _declarations(lines: list[str]) -> dict[str, tuple[str, list[int]]]:
     return found
 
 
+def _tuple_declarations(lines: list[str]) -> dict[str, list[tuple[str, list[int]]]]:
+    found = {}
+    for line in lines:
+        match = _DECLARATION.search(line)
+        if not match:
+            continue
+        for name, inner in _TUPLE.findall(match.group(1)):
+            parts = [(dtype, [int(d) for d in dims.replace(" ", "").split(",") if d]) for dtype, dims in _PART.findall(inner)]
+            if parts:
+                found[name] = parts
+    return found
+
+
 def _synthesize(name: str, dtype: str, shape: list[int]) -> str:
-    if dtype.startswith(("int", "uint")):
+    if dtype in ("int32", "int64"):
         return f"{name} = tf.random.uniform({shape}, maxval=10, dtype=tf.{dtype}, seed=1)"
+    if dtype.startswith(("int", "uint")):  # tf.random.uniform draws only int32/int64 integers
+        return f"{name} = tf.cast(tf.random.uniform({shape}, maxval=10, dtype=tf.int32, seed=1), tf.{dtype})"
     if dtype == "bool":
         return f"{name} = tf.random.uniform({shape}, seed=1) > 0.5"
     return f"{name} = tf.random.uniform({shape}, dtype=tf.{dtype}, seed=1)"
@@ -303,19 +390,111 @@ def _parameters(fn: ast.AST) -> list[str]:
 
 
 def free_names(node: ast.AST) -> set[str]:
-    """Names read by ``node`` that it does not bind itself (approximate: good for snippets)."""
-    bound: set[str] = set()
-    loads: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            (loads if isinstance(child.ctx, ast.Load) else bound).add(child.id)
-        elif isinstance(child, ast.arg):
-            bound.add(child.arg)
-        elif isinstance(child, FunctionNode + (ast.ClassDef,)) and child is not node:
-            bound.add(child.name)
+    """Names read by ``node`` before it binds them (approximate: good for snippets). Evaluation
+    order counts: in ``ds = ds.map(f)`` the ``ds`` read comes first, so it is an input."""
+    visitor = _FreeNames()
+    visitor.visit(node)
     if isinstance(node, FunctionNode + (ast.ClassDef,)):
-        bound.add(node.name)
-    return loads - bound
+        visitor.free.discard(node.name)
+    return visitor.free
+
+
+class _FreeNames(ast.NodeVisitor):
+    def __init__(self):
+        self.bound: set[str] = set()
+        self.free: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            if node.id not in self.bound:
+                self.free.add(node.id)
+        else:
+            self.bound.add(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            if node.target.id not in self.bound:
+                self.free.add(node.target.id)
+            self.bound.add(node.target.id)
+        else:
+            self.visit(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_For(self, node) -> None:
+        self.visit(node.iter)
+        self.visit(node.target)
+        for child in node.body + node.orelse:
+            self.visit(child)
+
+    visit_AsyncFor = visit_For
+
+    def _scope(self, node, bound: list[str], parts: list) -> None:
+        """A nested scope (def, lambda, comprehension): its own bindings do not leak out; the
+        names it reads from outside are free (approximately: whatever it does not bind)."""
+        inner = _FreeNames()
+        inner.bound = set(self.bound) | set(bound)
+        for part in parts:
+            inner.visit(part)
+        self.free |= inner.free
+
+    def _args(self, args: ast.arguments) -> list[str]:
+        return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs] + \
+            [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+
+    def visit_FunctionDef(self, node) -> None:
+        for part in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
+            self.visit(part)
+        self.bound.add(node.name)
+        inner_bound = self._args(node.args) + [node.name]
+        # names the body assigns are local to it
+        inner_bound += [n.id for b in node.body for n in ast.walk(b) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+        self._scope(node, inner_bound, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for part in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+            self.visit(part)
+        self.bound.add(node.name)
+        inner_bound = [node.name] + [n.id for b in node.body for n in ast.walk(b) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+        inner_bound += [b.name for b in node.body if isinstance(b, FunctionNode + (ast.ClassDef,))]
+        self._scope(node, inner_bound, node.body)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for part in node.args.defaults + [d for d in node.args.kw_defaults if d]:
+            self.visit(part)
+        self._scope(node, self._args(node.args), [node.body])
+
+    def _comprehension(self, node, elements: list) -> None:
+        self.visit(node.generators[0].iter)
+        targets = [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)]
+        parts = [g.iter for g in node.generators[1:]] + [c for g in node.generators for c in g.ifs] + elements
+        self._scope(node, targets, parts)
+
+    def visit_ListComp(self, node) -> None:
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node) -> None:
+        self._comprehension(node, [node.key, node.value])
+
+    def visit_Global(self, node) -> None:
+        pass
 
 
 def _shaped_call(facts: ModuleFacts, value: ast.AST) -> ast.Call | None:
@@ -376,6 +555,8 @@ def _safe_value(facts: ModuleFacts, value: ast.AST) -> bool:
                 if any(part in qualname for part in (".fit", ".predict", ".evaluate", "load_model", ".datasets")):
                     return False
                 continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr in DATASET_METHODS and qualname is None:
+                continue  # a tf.data transformation of a dataset resolved the same way
             if isinstance(node.func, ast.Name) and (node.func.id in facts.module_defs or node.func.id in ("float", "int", "list", "tuple", "range", "len")):
                 continue
             return False

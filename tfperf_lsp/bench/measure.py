@@ -35,6 +35,7 @@ class Hooks:
     mem_reset: Callable[[], None] | None = None        # reset the device's peak memory (GPU)
     mem_peak: Callable[[], int | None] | None = None
     progress: Callable[[float, str], None] = lambda f, m: None
+    graph_time: Callable[[], float | None] = _none      # TF's global graph-building seconds
     clock: Callable[[], float] = time.perf_counter
 
 
@@ -70,6 +71,7 @@ class VariantRun:
     traces_during_timing: int | None = None
     traces_total: int | None = None
     peak_memory_bytes: int | None = None
+    graph_building_s: float | None = None  # during timing (catches functions we cannot count)
 
 
 def _add(total: int | None, delta: int | None) -> int | None:
@@ -79,7 +81,11 @@ def _add(total: int | None, delta: int | None) -> int | None:
 
 
 class Engine:
-    def __init__(self, runners: list[Runner], settings: Settings, hooks: Hooks | None = None):
+    def __init__(self, runners: list[Runner], settings: Settings, hooks: Hooks | None = None,
+                 control: bool = False):
+        """control: the last runner is an independent copy of the first (an A/A control, timed
+        in the same rounds, see stats.compare_paired)."""
+        self.control = control and len(runners) >= 3
         self.runners = runners
         self.s = settings
         self.h = hooks or Hooks()
@@ -211,7 +217,11 @@ class Engine:
                 self.rng.shuffle(order)
                 for i in order:
                     run = self.runs[i]
+                    g0 = self.h.graph_time()
                     t, _, traces = self._timed(i, run.calls_per_sample, "timing", track_memory=True)
+                    g1 = self.h.graph_time()
+                    if g0 is not None and g1 is not None:
+                        run.graph_building_s = (run.graph_building_s or 0.0) + max(0.0, g1 - g0)
                     run.sample_totals.append(t)
                     run.samples.append(t / run.calls_per_sample)
                     if traces is not None:
@@ -220,14 +230,28 @@ class Engine:
                 elapsed = self.h.clock() - start
                 self._report(0.35 + 0.6 * min(1.0, elapsed / budget), f"pair {n}/{target}")
             elapsed = self.h.clock() - start
-            verdicts = [stats.compare_paired(self.runs[0].samples, r.samples).verdict
-                        for r in self.runs[1:]]
+            verdicts = [c.verdict for c in self.comparisons()]
             new = stats.next_target(n, verdicts, elapsed, budget, self.s.max_pairs)
             if new <= n:
                 break
             target = new
         self.pairs, self.pairs_wall_s = n, self.h.clock() - start
         return n
+
+    @property
+    def measured(self) -> list[VariantRun]:
+        """The variants of the job (without the A/A control)."""
+        return self.runs[:-1] if self.control else self.runs
+
+    @property
+    def control_samples(self) -> list[float] | None:
+        return self.runs[-1].samples if self.control else None
+
+    def comparisons(self) -> list[stats.Paired]:
+        """Each variant against the first, with the A/A control's noise floor when there is one."""
+        ref = self.runs[0].samples
+        return [stats.compare_paired(ref, r.samples, control=self.control_samples)
+                for r in self.measured[1:]]
 
     def timing(self) -> None:
         """warm-up, calibration and pairs (after first_calls)."""

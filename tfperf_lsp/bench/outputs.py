@@ -20,13 +20,24 @@ TOLERANCES = {
     "complex128": (1e-9, 1e-12),
 }
 TF32_FLOAT32 = (1e-3, 1e-4)  # TF32 matmuls keep a 10-bit mantissa (Ampere+ GPUs)
+XLA_FLOAT32 = (1e-4, 1e-5)   # XLA fuses and reorders float ops (softmax, reductions)
+MIXED = (1e-2, 1e-3)         # a mixed-precision rewrite computes in float16/bfloat16
 LOOSE = (1e-1, 1e-1)         # float8 and other exotic floats
+KIND_NOTES = {"xla": "XLA", "mixed": "mixed precision", "tf32": "TF32"}
 
 
-def tolerance(dtype_name: str, tf32: bool = False) -> tuple[float, float]:
-    if tf32 and dtype_name in ("float32", "complex64"):
-        return TF32_FLOAT32
-    return TOLERANCES.get(dtype_name, LOOSE)
+def tolerance(dtype_name: str, tf32: bool = False, kind: str | None = None) -> tuple[float, float]:
+    """(rtol, atol fraction) for one output; ``kind`` names how the candidate computes ("xla",
+    "mixed"): both are looser than plain fp32 for float32 outputs."""
+    base = TOLERANCES.get(dtype_name, LOOSE)
+    if dtype_name in ("float32", "complex64", "float64", "complex128"):
+        if kind == "mixed":
+            return max(base, MIXED)
+        if tf32 and dtype_name in ("float32", "complex64"):
+            base = max(base, TF32_FLOAT32)
+        if kind == "xla":
+            base = max(base, XLA_FLOAT32) if dtype_name in ("float32", "complex64") else base
+    return base
 
 
 @dataclass
@@ -36,6 +47,7 @@ class OutputCheck:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     values_checked: bool = True   # False when only structure/dtype/shape were compared
+    rtol: float | None = None     # the loosest rtol applied to a float output
 
 
 def _default_flatten(x) -> list:
@@ -80,7 +92,7 @@ def _describe(a) -> str:
 
 def compare_outputs(ref: Any, cand: Any, *, flatten: Callable | None = None,
                     same_structure: Callable | None = None, tf32: bool = False,
-                    values: bool = True) -> OutputCheck:
+                    values: bool = True, kind: str | None = None) -> OutputCheck:
     """Compare cand against ref. values=False checks structure, dtype and shape only."""
     flatten = flatten or _default_flatten
     same_structure = same_structure or _default_same_structure
@@ -91,7 +103,7 @@ def compare_outputs(ref: Any, cand: Any, *, flatten: Callable | None = None,
     ref_leaves, cand_leaves = flatten(ref), flatten(cand)
     if len(ref_leaves) != len(cand_leaves):
         return OutputCheck(False, f"{len(ref_leaves)} outputs vs {len(cand_leaves)}")
-    max_abs = max_rel = None
+    max_abs = max_rel = rtol = None
     compared = 0
     for i, (r, c) in enumerate(zip(ref_leaves, cand_leaves)):
         a, b = to_array(r), to_array(c)
@@ -111,26 +123,29 @@ def compare_outputs(ref: Any, cand: Any, *, flatten: Callable | None = None,
                 return OutputCheck(False, f"{where} differs ({type(a).__name__} objects not equal)")
             compared += 1
             continue
-        if a.dtype != b.dtype:
+        if a.dtype != b.dtype and not (kind == "mixed" and a.dtype.kind == b.dtype.kind == "f"):
             return OutputCheck(False, f"{where} dtype differs: {_describe(a)} vs {_describe(b)}")
         if a.shape != b.shape:
             return OutputCheck(False, f"{where} shape differs: {_describe(a)} vs {_describe(b)}")
         compared += 1
         if not values:
             continue
-        ok, why, ea, er = _compare_values(a, b, tf32)
+        ok, why, ea, er = _compare_values(a, b, tf32, kind)
+        if a.dtype.kind in "fc":
+            used = tolerance(a.dtype.name, tf32, kind)[0]
+            rtol = used if rtol is None else max(rtol, used)
         if ea is not None:
             max_abs = ea if max_abs is None else max(max_abs, ea)
         if er is not None:
             max_rel = er if max_rel is None else max(max_rel, er)
         if not ok:
-            return OutputCheck(False, f"{where} ({_describe(a)}) {why}", max_abs, max_rel)
+            return OutputCheck(False, f"{where} ({_describe(a)}) {why}", max_abs, max_rel, rtol=rtol)
     if compared == 0:
         return OutputCheck(None, "nothing to compare: __tfperf_run__ returned no tensors", values_checked=values)
-    return OutputCheck(True, None, max_abs, max_rel, values_checked=values)
+    return OutputCheck(True, None, max_abs, max_rel, values_checked=values, rtol=rtol)
 
 
-def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool):
+def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool, variant_kind: str | None = None):
     """(ok, reason, max_abs_err, max_rel_err); a is the reference."""
     kind = a.dtype.kind
     name = a.dtype.name
@@ -156,7 +171,7 @@ def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool):
     xf, yf = x[fin], y[fin]
     diff = np.abs(xf - yf)
     mag = np.abs(xf)
-    rtol, atol_frac = tolerance(name, tf32)
+    rtol, atol_frac = tolerance(name, tf32, variant_kind)
     scale = float(mag.max()) or 1.0
     bad = diff > rtol * mag + atol_frac * scale
     ea = float(diff.max())

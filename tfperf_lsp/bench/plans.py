@@ -17,12 +17,15 @@ result). Inputs: see inputs.py.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.facts import FunctionNode
 from tfperf_lsp.bench.inputs import Inputs, InputResolver, MissingInputs, free_names, scale_ranges
 from tfperf_lsp.bench.protocol import Job, Variant
+from tfperf_lsp.bench.instances import compile_call, find_construction, instance_call
+from tfperf_lsp.bench.safety import outside_calls, refusal
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
 from tfperf_lsp.rewrite.edits import apply_edits
@@ -43,6 +46,7 @@ class Plan:
     problem: str | None = None  # why it cannot be benchmarked, in words for the user
     warnings: list[str] = field(default_factory=list)
     traces_per_call: bool = False  # functions re-created on every timed call (retrace findings)
+    elements_per_call: int | None = None  # tf.data plans: dataset elements per timed call
 
 
 def benchmark_title(finding: Finding) -> str | None:
@@ -69,7 +73,12 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         return plan
     builder = _Builder(analysis, finding, int(max_input_mb * 1024 * 1024))
     try:
-        prelude, variants = builder.call_plan() if finding.code in CALL_PLANS else builder.rewrite_plan()
+        if finding.code in CALL_PLANS:
+            prelude, variants = builder.call_plan()
+        elif builder.enclosing_method() is not None:
+            prelude, variants = builder.method_plan()
+        else:
+            prelude, variants = builder.rewrite_plan()
     except MissingInputs as exc:
         plan.problem = f"cannot benchmark: {exc}"
         return plan
@@ -79,6 +88,7 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
     plan.inputs = builder.inputs
     plan.warnings = builder.warnings
     plan.traces_per_call = builder.traces_per_call
+    plan.elements_per_call = builder.elements_per_call
     plan.job = Job(
         prelude=prelude,
         variants=variants,
@@ -86,7 +96,8 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
         device=device,
         seed=seed,
         inputs=builder.inputs.describe() if builder.inputs else None,
-        meta={"code": finding.code, "finding": finding.id},
+        meta={"code": finding.code, "finding": finding.id, **({"stateful": True} if builder.stateful else {}),
+              **({"elements_per_call": builder.elements_per_call} if builder.elements_per_call else {})},
     ).validate()
     return plan
 
@@ -106,6 +117,8 @@ class _Builder:
         self.inputs: Inputs | None = None
         self.warnings: list[str] = []
         self.traces_per_call = False
+        self.elements_per_call: int | None = None  # tf.data plans: elements per timed call
+        self.stateful = False  # the timed call changes state (train_step): compare first calls only
 
     # ------------------------------------------------------------------ rewrite plans
     def rewrite_plan(self) -> tuple[str, list[Variant]]:
@@ -115,13 +128,14 @@ class _Builder:
         import_lines = [e.new_text.strip() for e in fix.edits if _is_import_edit(e)]
         edits = [e for e in fix.edits if not _is_import_edit(e)]
         touched = [self._statement_at(line) for e in edits for line in _lines_of(e)]
-        definitions = {self._module_level(s) for s in touched if self._inside_definition(s)}
-        executable = [s for s in touched if not self._inside_definition(s)]
+        definitions = {self._module_level(s) for s in touched if self._runs_as_call(s)}
+        executable = [s for s in touched if not self._runs_as_call(s)]
         anchor = self._lift_to_loop(self._statement_at(self.finding.span.start.line))
-        if not self._inside_definition(anchor):
+        if not self._runs_as_call(anchor):
             executable.append(anchor)
         if executable:
             block, first, last = self._common_block(executable)
+            last = _extend_to_uses(block, last)
             region = block[first : last + 1]
             original = _capture_result(self._text(region, []))
             rewritten = _capture_result(self._text(region, edits))
@@ -139,7 +153,10 @@ class _Builder:
         self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), at)
         for extra in self.inputs.definitions:
             needed_defs.add(extra)
+        self._refuse_outside(list(region) + list(needed_defs))
         outputs = _outputs(original, rewritten)
+        if self.finding.code in PIPELINE_CODES and outputs:
+            original, rewritten, outputs = self._consume(original, rewritten, outputs)
         if not outputs:
             self.warnings.append("the snippet assigns nothing both versions share: only timings are compared")
         ordered_defs = sorted(needed_defs, key=lambda d: d.lineno)
@@ -148,6 +165,16 @@ class _Builder:
             defs = "\n".join(self._text([d], edits if apply and d in definitions else []) for d in ordered_defs)
             variants.append(Variant(name, self._variant_source(defs, body, outputs, fresh_per_call)))
         return self._prelude(import_lines), variants
+
+    def _consume(self, original: str, rewritten: str, outputs: list[str]) -> tuple[str, str, list[str]]:
+        """A tf.data finding is measured by iterating the dataset: a bounded number of elements
+        (``repeat().take(N)``), so the time per call gives elements per second."""
+        dataset = outputs[-1]
+        loop = (f"\n{COUNT} = 0\n{FIRST} = None\n"
+                f"for {ELEMENT} in {dataset}.repeat().take({PIPELINE_ELEMENTS}):\n"
+                f"    if {FIRST} is None:\n        {FIRST} = {ELEMENT}\n    {COUNT} += 1")
+        self.elements_per_call = PIPELINE_ELEMENTS
+        return original + loop, rewritten + loop, [COUNT, FIRST]
 
     def _variant_source(self, defs: str, body: str, outputs: list[str], fresh_per_call: bool) -> str:
         dim_map = self.inputs.dim_map if self.inputs else {}
@@ -160,6 +187,90 @@ class _Builder:
         head = "" if fresh_per_call or not defs else defs + "\n"
         return f"{head}def {RUN}({signature}):\n{textwrap.indent(inner, '    ')}\n"
 
+    # ------------------------------------------------------------------ method plans
+    def enclosing_method(self):
+        """(class, method) when the finding is inside a method of a module-level class."""
+        stmt = self._statement_at(self.finding.span.start.line)
+        top = stmt
+        for ancestor in self.facts.ancestors(stmt):
+            if isinstance(ancestor, ast.stmt):
+                top = ancestor
+        if not isinstance(top, ast.ClassDef):
+            return None
+        method = next((m for m in top.body if isinstance(m, FunctionNode)
+                       and _first_line(m) <= self.finding.span.start.line + 1 <= m.end_lineno), None)
+        return (top, method) if method is not None else None
+
+    def method_plan(self) -> tuple[str, list[Variant]]:
+        """Build the instance once (outside timing) and time the method, as written and as
+        rewritten: ``obj(x)`` for ``call``, ``obj.method(args)`` otherwise."""
+        cls, method = self.enclosing_method()
+        fix = fix_for(self.analysis, self.finding)
+        if fix is None:
+            raise _CannotPlan("this finding has no rewrite to compare")
+        import_lines = [e.new_text.strip() for e in fix.edits if _is_import_edit(e)]
+        edits = [e for e in fix.edits if not _is_import_edit(e)]
+        if any(not (_first_line(cls) - 1 <= line <= cls.end_lineno - 1) for e in edits for line in _lines_of(e)):
+            raise _CannotPlan("the rewrite changes code outside the class")
+        construction = find_construction(self.facts, cls)
+        if construction is None:
+            raise _CannotPlan(
+                f"`{cls.name}` is never constructed in this file: declare an instance with a comment "
+                f"such as `# tfperf: model={cls.name}(...)`")
+        params = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+        params += [a.arg for a in method.args.kwonlyargs if a.arg not in ("training", "mask")]
+        resolver = InputResolver(self.facts, self.max_bytes)
+        declared = set(resolver.declared) | set(resolver.declared_tuples)
+        caller = instance_call(self.facts, construction) if method.name == "call" else None
+        if all(p in declared for p in params if not _has_default(method, p)):
+            arg_names = [p for p in params if p in declared]
+            args, names, at = arg_names, arg_names, cls
+        elif caller is not None:
+            args = [ast.unparse(a) for a in caller.args] + [ast.unparse(k) for k in caller.keywords]
+            names = sorted(set().union(*[free_names(a) for a in caller.args + [k.value for k in caller.keywords]]))
+            at = caller
+        else:
+            missing = [p for p in params if p not in declared and not _has_default(method, p)]
+            example = " ".join(f"{p}=float32[...]" for p in missing)
+            raise _CannotPlan(
+                f"no shape is known for the argument{'s' if len(missing) > 1 else ''} of `{cls.name}.{method.name}` "
+                f"({', '.join(f'`{p}`' for p in missing)}): declare {'it' if len(missing) == 1 else 'them'} "
+                f"with a comment such as `# tfperf: {example}`")
+        ctor_names = sorted(set().union(*[free_names(a) for a in construction.call.args + [k.value for k in construction.call.keywords]], set()))
+        ctor_names = [n for n in ctor_names if n != cls.name]
+        more = [(ctor_names, construction.at)] if construction.at is not None else []
+        self.inputs = resolver.resolve(sorted(names), at, more)
+        if construction.at is None and ctor_names:
+            raise _CannotPlan(f"the declared `{cls.name}(...)` may use literals only")
+        needed = {d for d in self.inputs.definitions if d is not cls}
+        needed |= {d for d in self._definitions_used([cls]) if d is not cls}
+        self._refuse_outside([method] + sorted(needed, key=lambda d: d.lineno) + [construction.call])
+        self.inputs.definitions = [d for d in self.inputs.definitions if d is not cls]
+        call = f"{OBJ}({', '.join(args)})" if method.name == "call" else f"{OBJ}.{method.name}({', '.join(args)})"
+        setup = [f"tf.keras.utils.set_random_seed(1)  # the same initial weights in every variant",
+                 f"{OBJ} = {ast.unparse(construction.call)}"]
+        self.stateful = method.name == "train_step"
+        if method.name in ("train_step", "test_step"):
+            compiled = compile_call(self.facts, construction)
+            if compiled is not None and all(_safe_literal(a) for a in compiled.args + [k.value for k in compiled.keywords]):
+                setup.append(f"{OBJ}.{ast.unparse(compiled.func.attr)}({', '.join(ast.unparse(a) for a in compiled.args + compiled.keywords)})")
+            else:
+                setup.append(f"{OBJ}.compile(optimizer='sgd')")
+                self.warnings.append(f"`{cls.name}` was compiled with optimizer='sgd' for {method.name} "
+                                     "(the file has no compile call with literal arguments for it)")
+        setup.append(f"{BUILT} = {call}  # build it once on the inputs, outside timing")
+        inputs_used = sorted(free_names(ast.parse(call)) - {OBJ})
+        signature = ", ".join(f"{n}={n}" for n in inputs_used)
+        ordered = sorted(needed | {cls}, key=lambda d: d.lineno)
+        variants = []
+        for name, apply in (("original", False), ("rewritten", True)):
+            defs = "\n".join(self._text([d], edits if apply and d is cls else []) for d in ordered)
+            body = "\n".join(setup) + f"\ndef {RUN}({signature}):\n    return {call}\n"
+            variants.append(Variant(name, defs + "\n" + body))
+        self.warnings.append(f"the instance is `{ast.unparse(construction.call)}` ({construction.source}); "
+                             f"timed: `{call.replace(OBJ, construction.name or 'instance')}`")
+        return self._prelude(import_lines, definitions=False), variants
+
     # ------------------------------------------------------------------ call plans
     def call_plan(self) -> tuple[str, list[Variant]]:
         callee, call = self._call_for_opportunity()
@@ -169,6 +280,7 @@ class _Builder:
             names |= free_names(node)
         names.add(callee)
         self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), call)
+        self._refuse_outside(list(self.inputs.definitions))
         eager = f"getattr({callee}, 'python_function', {callee})"
         if CALL_PLANS[self.finding.code] == "xla":
             variants = [
@@ -193,6 +305,9 @@ class _Builder:
             raise _CannotPlan("the model call was not found")
         fn = next((f for f in self.facts.functions if min([f.lineno] + [d.lineno for d in f.decorator_list]) - 1 <= line <= f.lineno - 1), None)
         if fn is None:
+            if self.enclosing_method() is not None:
+                raise _CannotPlan("graph and XLA comparisons of a class's methods are not supported yet "
+                                  "(rewrites inside methods are)")
             raise _CannotPlan("the function was not found")
         for call in _calls_of(self.facts, fn.name):
             return fn.name, call
@@ -233,6 +348,29 @@ class _Builder:
         """A statement that runs in a loop is measured with its loop (repetition is the point)."""
         loops = [loop for loop in self.facts.enclosing_loops(stmt) if isinstance(loop, ast.stmt)]
         return loops[-1] if loops else stmt
+
+    def _runs_as_call(self, stmt: ast.stmt) -> bool:
+        """Whether ``stmt`` is measured by calling its module-level function, rather than run on its
+        own. A decorated function (tf.function) or an edit of the def itself is measured through a
+        call; statements inside a plain function (a ``main()``) run as a slice, so the benchmark
+        never runs the rest of that function (downloads, training)."""
+        if not self._inside_definition(stmt):
+            return False
+        top = self._module_level(stmt)
+        return stmt is top or bool(top.decorator_list) or self.finding.category == "retrace"
+
+    def _refuse_outside(self, nodes: list) -> None:
+        calls = outside_calls(self.facts, nodes)
+        if not calls:
+            return
+        # A read inside a helper (`raw = load()`): the value to declare is what the slice gets from it.
+        for call in calls:
+            helper = self.facts.enclosing_function(call.call)
+            if helper is not None and self.inputs is not None:
+                for statement in self.inputs.statements:
+                    if re.match(rf"^(\w+) = {re.escape(helper.name)}\(", statement):
+                        call.assigned = [statement.split(" = ")[0]]
+        raise _CannotPlan(refusal(calls))
 
     def _inside_definition(self, stmt: ast.stmt) -> bool:
         """Part of a module-level def (then a call of that def is what runs)."""
@@ -311,6 +449,34 @@ class _Builder:
         return found
 
 
+def _has_default(fn, name: str) -> bool:
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return name in defaults
+
+
+def _safe_literal(node: ast.AST) -> bool:
+    """Literals and simple constructor calls (``tf.keras.optimizers.Adam(1e-3)``), no names."""
+    return all(not isinstance(n, ast.Name) or n.id in ("tf", "keras", "True", "False", "None")
+               for n in ast.walk(node))
+
+
+def _extend_to_uses(block: list[ast.stmt], last: int) -> int:
+    """A statement that only changes an object's state (``model.compile(...)``) is measured with
+    the statements after it that use the object (``model.fit(...)``): that is where it matters."""
+    stmt = block[last]
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name)):
+        return last
+    name = stmt.value.func.value.id
+    for index in range(last + 1, len(block)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(block[index])):
+            last = index
+    return last
+
+
 def _calls_of(facts, name: str):
     """Calls of ``name`` in the file: those in loops first (they are the hot ones)."""
     calls = [c for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id == name]
@@ -331,6 +497,10 @@ def _calls_of(facts, name: str):
 
 
 RESULT = "tfperf_result__"
+OBJ, BUILT = "tfperf_instance__", "tfperf_built__"
+COUNT, FIRST, ELEMENT = "tfperf_count__", "tfperf_first__", "tfperf_element__"
+PIPELINE_CODES = frozenset({"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"})
+PIPELINE_ELEMENTS = 16  # elements of the finished dataset per timed call
 
 
 def _capture_result(code: str) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import protocol, report
+from . import ship as ship_module
 from .procs import WorkerProcess, native_frames, variant_of, worker_argv, worker_env
 from .protocol import Device, Job, ProtocolError, Result, error_result
 
@@ -56,8 +57,12 @@ class WorkerPool:
                  timeout_s: float = 60.0, start_timeout_s: float = 120.0, keep_spare: bool = True,
                  cwd: str | None = None, env: dict | None = None,
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
-                 max_output_bytes: int = 8 << 20):
+                 max_output_bytes: int = 8 << 20, ship: bool | None = None):
         self.command = list(command or [])
+        # ship: send the worker's code over stdin (ship.py); the default when the command prefix
+        # is an interpreter. False runs `<command> -m tfperf_lsp.bench.worker`, the default when
+        # the command ends in a script of its own (a stand-in worker such as the tests' fake).
+        self.ship = ship if ship is not None else ship_module.ships(self.command)
         self.memory_limit_mb = memory_limit_mb
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
@@ -97,9 +102,10 @@ class WorkerPool:
                     self.start_spare()
 
     def _spawn(self) -> WorkerProcess:
-        return WorkerProcess(worker_argv(self.command, self.memory_limit_mb),
+        return WorkerProcess(worker_argv(self.command, self.memory_limit_mb, self.ship),
                              env=worker_env(self.env), cwd=self.cwd,
-                             max_line_bytes=self.max_line_bytes, log=self.log)
+                             max_line_bytes=self.max_line_bytes, log=self.log,
+                             preamble=ship_module.framed_payload() if self.ship else None)
 
     def start_spare(self) -> None:
         """Start the spare now if there is none (it imports TensorFlow in the background)."""
@@ -115,7 +121,7 @@ class WorkerPool:
             except OSError as e:
                 self._spare = None
                 raise WorkerStartError(f"cannot start the benchmark worker "
-                                       f"{worker_argv(self.command, None)}: {e}") from e
+                                       f"{worker_argv(self.command, None, self.ship)}: {e}") from e
 
     def _take_spare(self) -> WorkerProcess:
         self.start_spare()
@@ -393,10 +399,10 @@ def probe_device(command: list[str] | None = None, *, timeout_s: float = 120.0,
 
 
 def probe_worker(command: list[str] | None = None, *, timeout_s: float = 120.0,
-                 cwd: str | None = None, env: dict | None = None) -> WorkerInfo:
+                 cwd: str | None = None, env: dict | None = None, ship: bool | None = None) -> WorkerInfo:
     """Like probe_device, with the worker's TensorFlow and Python versions."""
     pool = WorkerPool(command, memory_limit_mb=None, keep_spare=False, cwd=cwd, env=env,
-                      start_timeout_s=timeout_s)
+                      start_timeout_s=timeout_s, ship=ship)
     w = pool._spawn()  # noqa: SLF001
     try:
         pool._await_ready(w)  # noqa: SLF001

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Callable
 
-from . import protocol
+from . import protocol, ship
 from .protocol import Frame, Job
 
 WORKER_MODULE = "tfperf_lsp.bench.worker"
@@ -34,7 +34,9 @@ STDERR_FORWARD_LINES = 300   # per worker; more would flood the server log (prin
 MAX_STDERR_LINE = 2000
 
 
-def worker_argv(command: list[str] | None, memory_limit_mb: int | None) -> list[str]:
+def worker_argv(command: list[str] | None, memory_limit_mb: int | None, shipped: bool = False) -> list[str]:
+    if shipped:  # the worker's code comes over stdin (ship.py): nothing to install over there
+        return ship.shipped_argv(list(command or [sys.executable]), memory_limit_mb)
     argv = list(command) if command else [sys.executable]
     argv += ["-m", WORKER_MODULE]
     if memory_limit_mb:
@@ -91,7 +93,8 @@ def live_workers() -> list["WorkerProcess"]:
 
 class WorkerProcess:
     def __init__(self, argv: list[str], *, env: dict | None = None, cwd: str | None = None,
-                 max_line_bytes: int = 1 << 20, log: Callable[[str], None] | None = None):
+                 max_line_bytes: int = 1 << 20, log: Callable[[str], None] | None = None,
+                 preamble: bytes | None = None):
         self.argv = argv
         self.max_line_bytes = max_line_bytes
         self.log = log or (lambda line: _LOG.info("worker: %s", line))
@@ -107,6 +110,12 @@ class WorkerProcess:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, cwd=cwd, start_new_session=True, close_fds=True)
         self.pid = self.proc.pid
+        if preamble:  # the shipped worker's code, before any protocol line (ship.py)
+            try:
+                self.proc.stdin.write(preamble)
+                self.proc.stdin.flush()
+            except OSError:
+                pass  # it died at once: reported as a start failure with its stderr
         with _LIVE_LOCK:
             _LIVE.add(self)
         threading.Thread(target=self._read_stdout, name=f"tfperf-out-{self.pid}", daemon=True).start()

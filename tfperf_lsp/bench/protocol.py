@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from .jsonshape import NUM, ProtocolError, dumps, finite, loads, loose, opt, req
 
 SCHEMA = 1
-VERDICTS = ("faster", "slower", "equivalent", "inconclusive", "outputs-differ", "error")
+VERDICTS = ("faster", "slower", "equivalent", "inconclusive", "noisy-machine", "outputs-differ", "error")
 ERROR_KINDS = ("exception", "invalid-job", "timeout", "memory", "crash", "cancelled", "protocol",
                "start", "output-limit")
 MAX_BUDGET_S = 10.0
@@ -217,6 +217,7 @@ class VariantStats:
     traces_first_call: int | None = None
     traces_during_timing: int | None = None
     traces_total: int | None = None
+    graph_building_s: float | None = None  # TF graph building while this variant was timed
     peak_memory_bytes: int | None = None  # GPU only
     output_devices: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -243,6 +244,9 @@ class Comparison:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     mismatch: str | None = None
+    noise_floor: float | None = None  # |ln ratio| of the A/A control; the CI is widened by it
+    rtol: float | None = None         # tolerance the outputs were compared with (float outputs)
+    tolerance_note: str | None = None  # why it is looser than plain fp32 (XLA, TF32, mixed precision)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Comparison":

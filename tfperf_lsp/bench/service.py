@@ -18,6 +18,7 @@ from tfperf_lsp.bench.cache import ResultCache, cache_key
 from tfperf_lsp.bench.plans import Plan, build_plan
 from tfperf_lsp.bench.protocol import Device, Result
 from tfperf_lsp.bench.report import fmt_time, hover_lines
+from tfperf_lsp.bench.ship import parse_command
 
 log = logging.getLogger("tfperf_lsp.bench")
 
@@ -34,9 +35,10 @@ class BenchSettings:
     @classmethod
     def from_options(cls, options: dict[str, Any] | None) -> "BenchSettings":
         options = options or {}
-        command = options.get("workerCommand") or []
-        if isinstance(command, str):
-            command = command.split()
+        try:  # a list as is, a string split the way a shell would ("ssh gpu 'python3 -X dev'")
+            command = parse_command(options.get("workerCommand"))
+        except ValueError:
+            command = []
         return cls(
             time_budget=min(10.0, max(0.2, float(options.get("timeBudget", 3.0)))),
             timeout=max(5.0, float(options.get("timeout", 60.0))),
@@ -239,6 +241,8 @@ def short_verdict(result: Result) -> str:
         return f"measured {1 / comparison.speedup:.1f}x slower"
     if verdict == "equivalent":
         return "measured: same speed"
+    if verdict == "noisy-machine":
+        return "measured: machine too noisy"
     return f"measured {comparison.speedup:.2f}x, inconclusive"
 
 

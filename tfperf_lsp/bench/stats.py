@@ -14,9 +14,10 @@ from typing import Sequence
 
 THRESHOLD = 0.03        # practical-significance band: +-3% counts as "no difference"
 LEVEL = 0.95
-MIN_PAIRS = 6           # the smallest n with a 95% sign-test interval
+MIN_PAIRS = 10          # honoured: fewer pairs than this and the result is a single shot
 PAIR_STEP = 10          # adaptive schedule: 10 -> 20 -> 30 pairs
 CONCLUSIVE = ("faster", "slower", "equivalent")
+NOISY = "noisy-machine"
 
 
 def binom_half_cdf(j: int, n: int) -> float:
@@ -61,6 +62,8 @@ class Paired:
     ratio_high: float | None
     coverage: float | None
     verdict: str
+    noise_floor: float | None = None   # |ln| of the A/A control's ratio: the interval is widened by it
+    control: "Paired | None" = None    # the A/A control's own comparison
 
     @property
     def speedup(self) -> float:
@@ -76,8 +79,27 @@ class Paired:
 
 
 def compare_paired(a: Sequence[float], b: Sequence[float], threshold: float = THRESHOLD,
-                   level: float = LEVEL) -> Paired:
-    """a[i], b[i]: per-call times of the original and the rewrite in pair i."""
+                   level: float = LEVEL, control: Sequence[float] | None = None) -> Paired:
+    """a[i], b[i]: per-call times of the original and the rewrite in pair i.
+
+    ``control[i]``: a second, independent copy of the original timed in the same round (an A/A
+    control). Identical code should give a ratio of 1; how far it is from 1 in this run is the
+    noise floor of this run (contention, memory layout, frequency changes the sign test cannot
+    see, because they move whole runs rather than single pairs). The A/B interval is widened by
+    it on both sides, and when the control itself cannot show that identical code runs at the
+    same speed and the widened interval decides nothing, the verdict is "noisy-machine" rather
+    than a false precision."""
+    if control is not None:
+        ctrl = compare_paired(a, control, threshold, level)
+        raw = compare_paired(a, b, threshold, level)
+        if raw.ratio_low is None or raw.ratio_high is None:
+            return raw
+        noise = abs(math.log(ctrl.ratio))
+        lo, hi = raw.ratio_low * math.exp(-noise), raw.ratio_high * math.exp(noise)
+        verdict = verdict_for_ratio_ci(lo, hi, threshold)
+        if verdict == "inconclusive" and ctrl.verdict != "equivalent":
+            verdict = NOISY
+        return Paired(raw.n, raw.ratio, lo, hi, raw.coverage, verdict, noise, ctrl)
     if len(a) != len(b):
         raise ValueError(f"paired samples need equal lengths, got {len(a)} and {len(b)}")
     if not a:
@@ -104,16 +126,13 @@ def pair_stages(max_pairs: int) -> list[int]:
 
 
 def initial_pairs(pair_time_s: float, budget_s: float, max_pairs: int) -> int | None:
-    """How many pairs to run first; None means 'single shot' (not even MIN_PAIRS pairs fit
-    in 3x the budget). Between MIN_PAIRS and the first stage when the budget is tight."""
-    first = pair_stages(max_pairs)[0]
+    """How many pairs to run first; None means 'single shot' (MIN_PAIRS pairs do not fit in 3x
+    the budget). The minimum is honoured: never fewer than MIN_PAIRS pairs with an interval."""
+    first = max(MIN_PAIRS, pair_stages(max_pairs)[0])
     if pair_time_s <= 0:
         return first
-    fit = int(budget_s // pair_time_s)
-    if fit >= first:
-        return first
-    if fit >= MIN_PAIRS or MIN_PAIRS * pair_time_s <= 3.0 * budget_s:
-        return max(MIN_PAIRS, fit)
+    if MIN_PAIRS * pair_time_s <= 3.0 * budget_s:
+        return max(MIN_PAIRS, min(first, int(budget_s // pair_time_s)))
     return None
 
 

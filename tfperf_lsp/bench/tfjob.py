@@ -15,7 +15,7 @@ import time
 import traceback
 import types
 
-from . import measure, report, stats
+from . import measure, report, safety, stats
 from .outputs import OutputCheck, compare_outputs
 from .protocol import (RUN_FUNCTION, Comparison, Device, ErrorInfo, Frame, Job, Result,
                        VariantStats, error_result)
@@ -158,7 +158,12 @@ def _hooks(tf, place: Placement, progress) -> measure.Hooks:
 
         def mem_peak():
             return int(tf.config.experimental.get_memory_info(place.mem_device)["peak"])
-    return measure.Hooks(sync=sync, mem_reset=mem_reset, mem_peak=mem_peak, progress=progress)
+    def graph_time():
+        us = _graph_building_us()
+        return None if us is None else us / 1e6
+
+    return measure.Hooks(sync=sync, mem_reset=mem_reset, mem_peak=mem_peak, progress=progress,
+                         graph_time=graph_time)
 
 
 def _output_devices(tf, out) -> list[str]:
@@ -197,6 +202,8 @@ def run_job(tf, job: Job, device: Device, progress) -> Result:
 
 
 def _run(tf, job, place, progress, warnings, env, started) -> Result:
+    if os.environ.get("TFPERF_BENCH_ALLOW_NETWORK") != "1":
+        safety.block_network()  # fail closed: before any of the user's code runs
     namespace = {"__name__": "__tfperf__", "__builtins__": builtins}
     _guard("prelude", "prelude", exec_user, job.prelude, "prelude", namespace)
     runners = []
@@ -208,12 +215,20 @@ def _run(tf, job, place, progress, warnings, env, started) -> Result:
             return error_result("invalid-job", f"variant '{v.name}' does not define {RUN_FUNCTION}()",
                                 variant=v.name, phase="define", **env)
         runners.append(measure.Runner(v.name, fn, trace_counter(ns, fn)))
+    # The A/A control: the original defined again (its own tf.functions), timed in every round.
+    ns = dict(namespace)
+    _guard(job.variants[0].name, "define", exec_user, job.variants[0].source, job.variants[0].name, ns)
+    runners.append(measure.Runner(CONTROL, ns[RUN_FUNCTION], trace_counter(ns, ns[RUN_FUNCTION])))
     s = measure.Settings(budget_s=job.budget_s, min_sample_s=job.min_sample_s,
                          max_pairs=job.max_pairs, seed=job.seed)
-    engine = measure.Engine(runners, s, _hooks(tf, place, progress))
-    second = engine.first_calls(reference_twice=job.compare)
-    out_devices = [_output_devices(tf, r.first_output) for r in engine.runs]
-    checks = _check_outputs(tf, engine, second, place, warnings) if job.compare else None
+    engine = measure.Engine(runners, s, _hooks(tf, place, progress), control=True)
+    # A stateful method (train_step) changes the model on every call: its two first calls differ
+    # by design, so each variant's first call (same seed, same state) is what is compared.
+    stateful = bool(job.meta.get("stateful"))
+    second = engine.first_calls(reference_twice=job.compare and not stateful)
+    out_devices = [_output_devices(tf, r.first_output) for r in engine.measured]
+    kinds = [_variant_kind(v.name, v.source) for v in job.variants]
+    checks = _check_outputs(tf, engine, second, place, warnings, kinds) if job.compare else None
     for r in engine.runs:  # do not keep outputs alive during timing
         r.first_output = None
     del second
@@ -224,7 +239,8 @@ def _run(tf, job, place, progress, warnings, env, started) -> Result:
         engine.run_pairs(n0)
     graph_after = _graph_building_us()
     graph_s = (graph_after - graph_us) / 1e6 if graph_us is not None and graph_after is not None else None
-    return _result(engine, checks, out_devices, place, warnings, env, started, job, graph_s)
+    kinds = [_variant_kind(v.name, v.source) for v in job.variants]
+    return _result(engine, checks, out_devices, place, warnings, env, started, job, graph_s, kinds)
 
 
 def _guard(variant, phase, fn, *args):
@@ -234,25 +250,37 @@ def _guard(variant, phase, fn, *args):
         raise measure.UserCodeError(variant, phase, exc) from exc
 
 
-def _check_outputs(tf, engine, second, place, warnings) -> list[OutputCheck]:
-    def cmp(a, b, values=True):
+CONTROL = "A/A control"
+
+
+def _variant_kind(name: str, source: str) -> str | None:
+    """How a variant computes, for its output tolerance: XLA and mixed precision are looser."""
+    if "mixed_float16" in source or "mixed_bfloat16" in source:
+        return "mixed"
+    if "jit_compile=True" in source or "XLA" in name or "jit_compile" in name:
+        return "xla"
+    return None
+
+
+def _check_outputs(tf, engine, second, place, warnings, kinds) -> list[OutputCheck]:
+    def cmp(a, b, values=True, kind=None):
         try:
             return compare_outputs(a, b, flatten=lambda x: tf.nest.flatten(x, expand_composites=True),
                                    same_structure=lambda x, y: tf.nest.assert_same_structure(
                                        x, y, check_types=False, expand_composites=True),
-                                   tf32=place.tf32, values=values)
+                                   tf32=place.tf32, values=values, kind=kind)
         except Exception as e:  # noqa: BLE001 - exotic outputs must not crash the benchmark
             return OutputCheck(None, f"could not compare outputs: {type(e).__name__}: {e}"[:300])
 
     if place.tf32:
         warnings.append("TF32 is on for this GPU: float32 outputs compared with rtol 1e-3")
     ref = engine.runs[0].first_output
-    deterministic = cmp(ref, second).match is not False
+    deterministic = second is None or cmp(ref, second).match is not False
     if not deterministic:
         warnings.append("cannot verify: the original is not deterministic (two runs differ)")
     checks = []
-    for run in engine.runs[1:]:
-        chk = cmp(ref, run.first_output, values=deterministic)
+    for run, kind in zip(engine.measured[1:], kinds[1:]):
+        chk = cmp(ref, run.first_output, values=deterministic, kind=kind)
         if not deterministic and chk.match is True:
             chk = OutputCheck(None, "cannot verify: the original is not deterministic",
                               values_checked=False)
@@ -265,7 +293,8 @@ def _variant_stats(run: measure.VariantRun, single_shot: bool, devices: list[str
                      calls_per_sample=0 if single_shot else run.calls_per_sample,
                      warmup_calls=len(run.warmup_times), traces_first_call=run.traces_first_call,
                      traces_during_timing=run.traces_during_timing, traces_total=run.traces_total,
-                     peak_memory_bytes=run.peak_memory_bytes, output_devices=devices)
+                     peak_memory_bytes=run.peak_memory_bytes, output_devices=devices,
+                     graph_building_s=run.graph_building_s)
     if single_shot:
         v.median_s = measure.single_shot_time(run)
     else:
@@ -279,27 +308,35 @@ def _variant_stats(run: measure.VariantRun, single_shot: bool, devices: list[str
 
 
 def _comparison(ref: measure.VariantRun, run: measure.VariantRun, single_shot: bool,
-                check: OutputCheck | None) -> Comparison:
+                check: OutputCheck | None, paired: stats.Paired | None = None,
+                kind: str | None = None, tf32: bool = False) -> Comparison:
     c = Comparison(baseline=ref.name, candidate=run.name, verdict="inconclusive",
                    timing_verdict="inconclusive", single_shot=single_shot, threshold=stats.THRESHOLD)
     if single_shot:
         a, b = measure.single_shot_time(ref), measure.single_shot_time(run)
         c.speedup = a / b if a and b else None
     else:
-        p = stats.compare_paired(ref.samples, run.samples)
+        p = paired or stats.compare_paired(ref.samples, run.samples)
         c.speedup, c.ci_low, c.ci_high = p.speedup, p.speedup_low, p.speedup_high
         c.ci_coverage, c.pairs, c.timing_verdict = p.coverage, p.n, p.verdict
+        c.noise_floor = p.noise_floor
     if check is not None:
         c.outputs_match, c.max_abs_err, c.max_rel_err = check.match, check.max_abs_err, check.max_rel_err
-        c.mismatch = check.reason
+        c.mismatch, c.rtol = check.reason, check.rtol
+    notes = [n for n in (kind, "tf32" if tf32 else None) if n]
+    if notes:
+        from .outputs import KIND_NOTES
+        c.tolerance_note = " and ".join(dict.fromkeys(KIND_NOTES[n] for n in notes))
     c.verdict = "outputs-differ" if c.outputs_match is False else c.timing_verdict
     return c
 
 
-def _result(engine, checks, out_devices, place, warnings, env, started, job, graph_s) -> Result:
-    runs, single = engine.runs, engine.single_shot
+def _result(engine, checks, out_devices, place, warnings, env, started, job, graph_s, kinds) -> Result:
+    runs, single = engine.measured, engine.single_shot
     variants = [_variant_stats(r, single, d) for r, d in zip(runs, out_devices)]
-    comps = [_comparison(runs[0], r, single, checks[i] if checks else None)
+    paired = None if single or engine.pairs == 0 else engine.comparisons()
+    comps = [_comparison(runs[0], r, single, checks[i] if checks else None,
+                         paired[i] if paired else None, kinds[i + 1], place.tf32)
              for i, r in enumerate(runs[1:])]
     if place.gpu and any(d and all(x.startswith("CPU") for x in d) for d in out_devices):
         warnings.append("outputs are on the CPU although the job ran on a GPU: "
@@ -307,9 +344,11 @@ def _result(engine, checks, out_devices, place, warnings, env, started, job, gra
     if single:
         warnings.append("single shot: one call takes longer than the time budget, so there is "
                         "no interval; raise the budget for a verdict")
-    if graph_s and not any(v.traces_during_timing for v in variants):
-        warnings.append(f"TensorFlow built graphs for {graph_s * 1e3:.0f} ms during timing: a "
-                        "tf.function is probably created or retraced on every call")
+    uncounted = [v for v in variants if (v.graph_building_s or 0) > 0.001 and not v.traces_during_timing]
+    if uncounted:  # graphs built by tf.functions the trace counter cannot reach (made per call)
+        who = ", ".join(f"{v.name} {v.graph_building_s * 1e3:.0f} ms" for v in uncounted)
+        warnings.append(f"TensorFlow built graphs during timing ({who}) that the trace counts do not "
+                        "include: a tf.function is probably created or retraced on every call")
     load = _load_avg()
     if load and load[0] > (os.cpu_count() or 1):
         warnings.append(f"the machine is busy (load average {load[0]:.1f} on {os.cpu_count()} "
@@ -320,6 +359,12 @@ def _result(engine, checks, out_devices, place, warnings, env, started, job, gra
     timing = {"pairs": engine.pairs, "single_shot": single, "budget_s": job.budget_s,
               "pairs_wall_s": engine.pairs_wall_s, "wall_s": time.perf_counter() - started,
               "load_avg": load, "graph_building_s_during_timing": graph_s}
+    ctrl = paired[0].control if paired else None
+    if ctrl is not None:  # the A/A control: identical code, timed in the same rounds
+        timing["control"] = {"speedup": ctrl.speedup, "ci95": [ctrl.speedup_low, ctrl.speedup_high],
+                             "verdict": ctrl.verdict, "noise_floor": paired[0].noise_floor}
+    if isinstance(job.meta.get("elements_per_call"), int):
+        timing["elements_per_call"] = job.meta["elements_per_call"]
     res = Result(verdict=comps[0].verdict, summary="", variants=variants, comparisons=comps,
                  outputs_match=overall, warnings=warnings, timing=timing, **env)
     res.summary = report.summarize(res)
