@@ -9,7 +9,7 @@ from tests.rules.helpers import findings, fixed
 # tf.data's own map parallelisation and prefetch injection turned off, where those rules apply.
 HEADER = """
 import numpy as np
-import tensorflow as tf  # options: map_parallelization = False, autotune.enabled = False
+import tensorflow as tf; OPTS = tf.data.Options()  # OPTS: map_parallelization = False, autotune.enabled = False
 """
 DEFAULTS_HEADER = """
 import numpy as np
@@ -43,7 +43,7 @@ def test_random_map_stays_serial_under_the_defaults_and_is_reported():
     ],
 )
 def test_map_severity_and_fix_follow_the_function(fn, severity, fixable):
-    code = HEADER + f"ds = tf.data.Dataset.range(4).map({fn}).batch(2).prefetch(1)\n"
+    code = HEADER + f"ds = tf.data.Dataset.range(4).with_options(OPTS).map({fn}).batch(2).prefetch(1)\n"
     [finding] = findings(code, "TFP701")
     assert finding.severity == severity
     assert bool(finding.fix_title) == fixable
@@ -65,7 +65,7 @@ ds = tf.data.Dataset.range(4).map(count).batch(2).prefetch(1)
 
 def test_map_keeps_its_multiline_layout_and_comments_when_fixed():
     code = HEADER + """
-ds = tf.data.Dataset.range(4).map(
+ds = tf.data.Dataset.range(4).with_options(OPTS).map(
     lambda x: x * 2 + 1,  # affine
 )
 """
@@ -84,7 +84,7 @@ for batch in ds:
 
 def test_prefetch_only_before_a_later_transformation_does_not_count():
     code = HEADER + """
-ds = tf.data.Dataset.range(8).prefetch(1).map(lambda x: x * 2, num_parallel_calls=2).batch(2)
+ds = tf.data.Dataset.range(8).with_options(OPTS).prefetch(1).map(lambda x: x * 2, num_parallel_calls=2).batch(2)
 for batch in ds:
     pass
 """
@@ -98,7 +98,7 @@ def test_fit_consumer_and_import_added_when_tf_is_not_imported():
 from tensorflow.data import Dataset
 
 def train(model, x):
-    model.fit(Dataset.from_tensor_slices(x).batch(32), epochs=2)
+    model.fit(Dataset.from_tensor_slices(x).with_options(OPTS).batch(32), epochs=2)
 # options.autotune.enabled = False
 """
     after = fixed(code, {"TFP702"})

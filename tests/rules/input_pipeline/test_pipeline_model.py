@@ -102,7 +102,7 @@ def test_method_span_starts_at_the_dot():
     text = source(
         """
         import tensorflow as tf  # map_parallelization = False
-        ds = (tf.data.Dataset.range(4)
+        ds = (tf.data.Dataset.range(4).with_options(OPTS)
               .map(lambda x: x + 1 - 2))
         """
     )

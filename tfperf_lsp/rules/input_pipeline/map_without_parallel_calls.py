@@ -180,7 +180,8 @@ class MapWithoutParallelCalls(Rule):
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising
-            if fn.unknown or (not (fn.random or fn.stateful) and not auto_parallel_off):
+            has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
+            if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
             label = function_label(call)
             if fn.stateful or fn.random:

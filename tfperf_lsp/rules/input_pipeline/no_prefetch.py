@@ -155,6 +155,8 @@ class NoPrefetch(Rule):
         for consumer in model.consumers:
             if _without_prefetch(consumer.step) is None:
                 continue
+            if not any(s.method == "with_options" for s in consumer.step.upstream()):
+                continue  # this pipeline keeps tf.data's default: a prefetch is injected
             end = consumer.step.real()  # the fix appends prefetch here, at the end of the chain
             chain = list(end.upstream())
             if not any(s.method in WORK_METHODS or s.qualname in BATCHED_SOURCES for s in chain):
