@@ -37,6 +37,8 @@ class Recorder:
         self.serials = Serials()
         self.functions: dict[str, dict] = {}   # key -> function record
         self.wrappers: list = []               # (key, serial, weakref to the tf.function)
+        self.tf_counts: dict[str, dict[int, int]] = {}  # key -> Function object -> its counter
+        self.function_ids = 0
         self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
         self.syncs: dict[tuple, int] = {}      # (site, method) -> count
         self.loops: dict[int, dict] = {}       # id(iterator) -> stall record
@@ -126,12 +128,15 @@ class Recorder:
     # ---- calls ----------------------------------------------------------------------------
     def time_call(self, function, original, args, kwargs):
         local = self.local
-        if getattr(local, "depth", 0):  # a call made while tracing or inside another call
-            return original(function, *args, **kwargs)
         python_function = getattr(function, "python_function", None)
         key = getattr(python_function, "_tfperf_key", None)
         if key is None:
             return original(function, *args, **kwargs)
+        if getattr(local, "depth", 0):  # a call made while tracing or inside another call
+            try:
+                return original(function, *args, **kwargs)
+            finally:
+                self._read_counter(key, function)
         site = sites.user_site(sys._getframe(2))
         before = self.trace_total
         local.depth = 1
@@ -144,6 +149,21 @@ class Recorder:
             elapsed = time.perf_counter() - start
             local.depth = 0
             self._add_call(key, site, elapsed, self.trace_total != before)
+            self._read_counter(key, function)
+
+    def _read_counter(self, key, function) -> None:
+        """TensorFlow's own tracing counter of this Function object, kept after the object is
+        gone (a tf.function created per call, a method bound to a short-lived object)."""
+        fid = function.__dict__.get("_tfperf_fid")
+        if fid is None:
+            with self.lock:
+                self.function_ids += 1
+                fid = self.function_ids
+            object.__setattr__(function, "_tfperf_fid", fid)
+        try:
+            self.tf_counts.setdefault(key, {})[fid] = int(function.experimental_get_tracing_count())
+        except Exception:  # noqa: BLE001 - the counter is informative only
+            pass
 
     def _add_call(self, key, site, elapsed, traced) -> None:
         with self.lock:
@@ -190,18 +210,11 @@ class Recorder:
     # ---- output ---------------------------------------------------------------------------
     def snapshot(self, status: str, error: str | None = None) -> dict:
         with self.lock:
-            tf_counts: dict[str, int | None] = {}
             for key, _serial, ref in self.wrappers:
                 function = ref()
-                if key not in tf_counts:
-                    tf_counts[key] = 0
-                if function is None or tf_counts[key] is None:
-                    tf_counts[key] = None  # a collected tf.function: its counter is gone
-                    continue
-                try:
-                    tf_counts[key] += int(function.experimental_get_tracing_count())
-                except Exception:  # noqa: BLE001 - the counter is informative only
-                    tf_counts[key] = None
+                if function is not None:
+                    self._read_counter(key, function)
+            tf_counts = {key: sum(counts.values()) for key, counts in self.tf_counts.items()}
             functions = []
             for record in self.functions.values():
                 functions.append({**record, "tf_count": tf_counts.get(record["key"])})
