@@ -52,15 +52,21 @@ def user_site(frame, max_depth: int = 80) -> tuple[str, int] | None:
     return None
 
 
+# Library methods that only convert a value (keras.Variable.numpy()): looked through, since the
+# conversion is what the user's line asked for.
+CONVERSIONS = frozenset({"numpy", "__float__", "__int__", "__bool__", "__index__", "__array__", "item", "tolist"})
+
+
 def direct_user_site(frame, max_depth: int = 30) -> tuple[str, int] | None:
-    """The user frame that called into TensorFlow directly: TensorFlow frames are looked
-    through, any other library (Keras' own bookkeeping) means the call is not the user's."""
+    """The user frame that called into TensorFlow directly: TensorFlow frames and library
+    conversion methods are looked through; any other library frame (Keras' own bookkeeping in
+    fit) means the call is not the user's."""
     depth = 0
     while frame is not None and depth < max_depth:
         kind = classify(frame.f_code.co_filename)
         if kind == USER:
             return user_site(frame, 1)
-        if kind == LIB:
+        if kind == LIB and frame.f_code.co_name not in CONVERSIONS:
             return None
         frame = frame.f_back
         depth += 1
