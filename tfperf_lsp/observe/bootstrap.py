@@ -15,9 +15,11 @@ import runpy
 import signal
 import sys
 import threading
+import time
 import traceback
 
 OUT_ENV = "TFPERF_OBSERVE_OUT"
+T0_ENV = "TFPERF_OBSERVE_T0"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
 
     recorder = recorder_module.install(max_steps=args.max_steps)
     if args.max_seconds:
-        timer = threading.Timer(args.max_seconds, stop, args=("max-seconds",))
+        # Counted from the parent's start (TensorFlow's import is part of the run); a real
+        # signal, since interrupt_main() alone does not wake a sleeping main thread.
+        started = float(os.environ.get(T0_ENV) or time.time())
+        timer = threading.Timer(max(0.0, args.max_seconds - (time.time() - started)), _expire, args=(stopped,))
         timer.daemon = True
         timer.start()
     status, error, code = "finished", None, 0
@@ -66,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         if out:
             _write(out, recorder.snapshot(status, error))
     return code
+
+
+def _expire(stopped: dict) -> None:
+    stopped["why"] = stopped["why"] or "max-seconds"
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _run(program: list[str]) -> None:

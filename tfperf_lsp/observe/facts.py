@@ -60,7 +60,9 @@ def analyse_function(record: dict) -> dict:
 def _culprit(record: dict, counter) -> dict | None:
     if not counter:
         return None
-    name = counter.most_common(1)[0][0]
+    ranked = [name for name, _ in counter.most_common()]
+    known = [name for name in ranked if name != "(unknown)"]  # a named culprit beats "no idea"
+    name = (known or ranked)[0]
     traces = record["traces"]
     if name == "(new tf.function)":
         created = sorted({tuple(v) for v in record.get("created", {}).values()})

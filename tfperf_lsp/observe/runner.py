@@ -19,7 +19,7 @@ from tfperf_lsp.bench.procs import WorkerProcess, worker_env
 
 BOOTSTRAP = "tfperf_lsp.observe.bootstrap"
 OUT_ENV = "TFPERF_OBSERVE_OUT"
-GRACE_S = 15.0              # after --max-seconds, for the report to be written
+GRACE_S = 30.0              # after --max-seconds, for the report to be written
 DEFAULT_MAX_OUTPUT = 1 << 20
 _PYTHON = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
 
@@ -75,7 +75,7 @@ def run_observed(command: list[str], options: ObserveOptions | None = None, *,
     out_path = os.path.join(folder, "run.json")
     problem = None
     try:
-        worker = WorkerProcess(argv, env=worker_env({OUT_ENV: out_path}), cwd=cwd,
+        worker = WorkerProcess(argv, env=worker_env({OUT_ENV: out_path, "TFPERF_OBSERVE_T0": repr(time.time())}), cwd=cwd,
                                log=on_stderr or (lambda line: None))
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)

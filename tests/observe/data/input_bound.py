@@ -5,7 +5,7 @@ import tensorflow as tf
 
 
 def slow_parse(x):
-    time.sleep(0.02)  # stands for decoding in Python
+    time.sleep(0.05)  # stands for decoding in Python
     return x * 2
 
 
