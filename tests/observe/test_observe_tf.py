@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -112,3 +113,18 @@ def test_pytest_plugin_on_a_small_project(tmp_path):
     assert scale["traces"] == scale["tf_count"] == 4 and scale["culprit"]["argument"] == "factor"
     assert [s["line"] for s in scale["sites"]] == [line_of(os.path.join(project, "model.py"), "scale(out,")]
     assert len(list((tmp_path / "store").glob("*.json"))) == 1  # model.py, by content
+
+
+def test_cancel_stops_the_run_keeps_the_report_and_leaves_no_process():
+    path = os.path.join(DATA, "sleeper.py")
+    cancel, lines = threading.Event(), []
+
+    def output(chunk):
+        lines.append(chunk)
+        if b"child" in chunk:
+            cancel.set()
+
+    outcome = run_observed([sys.executable, path], ObserveOptions(max_seconds=300), on_output=output, cancel=cancel)
+    assert outcome.problem == "cancelled" and outcome.run["status"] == "cancelled"
+    child = int(b"".join(lines).split()[1])
+    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"

@@ -70,8 +70,9 @@ def _culprit(record: dict, counter) -> dict | None:
         return {"argument": None, "text": f"a new tf.function is created for each call{where}",
                 "advice": ADVICE["function"], "kind": "function"}
     if name == "(unknown)":
-        return {"argument": None, "text": "the arguments look the same as in the previous trace", "advice": None,
-                "kind": "unknown"}
+        return {"argument": None, "kind": "unknown", "advice": None,
+                "text": "traced again with the same arguments (TensorFlow does so when a trace creates "
+                        "variables, e.g. optimizer slots on the first step)"}
     descriptors = [t["args"].get(name) for t in traces]
     kinds = [d["kind"] for d in descriptors if d]
     kind = kinds[0] if kinds else "object"

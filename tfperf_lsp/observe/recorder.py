@@ -60,8 +60,9 @@ class Recorder:
         if code is not None:
             path = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
             line = code.co_firstlineno
-        else:
-            path, line = "<unknown>", 0
+        else:  # a callable object (a Keras model): where the tf.function was made
+            site = sites.user_site(sys._getframe(2))
+            path, line = site if site else ("<unknown>", 0)
         key = f"{path}:{line}:{name}"
         with self.lock:
             record = self.functions.get(key)
