@@ -154,11 +154,14 @@ def observed(ls, uri: str, text: str) -> dict | None:
         return None
     key = (uri, content_key(text))
     memo = ls.observed_memo
-    if key not in memo:
-        if len(memo) > 256:
-            memo.clear()
-        memo[key] = store.get(key[1])
-    return memo[key]
+    entry = memo.get(key)
+    if entry is None:  # misses are not remembered: a CLI or pytest run may store facts any time
+        entry = store.get(key[1])
+        if entry is not None:
+            if len(memo) > 256:
+                memo.clear()
+            memo[key] = entry
+    return entry
 
 
 def _mark(entry: dict) -> str:
