@@ -1,4 +1,4 @@
-"""Command line: ``tfperf check|rules|rule|bench`` and ``tfperf-lsp``.
+"""Command line: ``tfperf check|rules|rule|bench|observe`` and ``tfperf-lsp``.
 
 Exit codes of ``check``: 0 no findings, 1 findings (``--diff`` too, and a closed pipe keeps it),
 2 usage error, unknown rule code, or a file that could not be analysed (unreadable, not UTF-8,
@@ -99,6 +99,10 @@ def _parser() -> argparse.ArgumentParser:
     device = commands.add_parser("device", help="ask a benchmark worker which device it runs on, and remember it")
     device.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
     device.set_defaults(handler=_device)
+
+    from tfperf_lsp.observe.cli import add_parser as add_observe_parser
+
+    add_observe_parser(commands)
 
     lsp = commands.add_parser("lsp", help="run the language server (same as tfperf-lsp)")
     _lsp_arguments(lsp)

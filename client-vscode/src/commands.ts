@@ -81,6 +81,19 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
             return serverCommand('tfperf.benchmarkFile', [editor.document.uri.toString()]);
         }),
 
+        // Runs the file with TensorFlow instrumented; the server refuses it in untrusted workspaces too.
+        vscode.commands.registerCommand('tfperf.observeFile', async () => {
+            if (!(await gate())) {
+                return;
+            }
+            const editor = pythonEditor();
+            if (editor === undefined) {
+                return;
+            }
+            await editor.document.save();
+            return serverCommand('tfperf.observe', [editor.document.uri.toString()]);
+        }),
+
         // [null], not []: pygls 2 rejects a command call with fewer arguments than parameters, defaults or not.
         vscode.commands.registerCommand('tfperf.clearBenchmarkResults', () => serverCommand('tfperf.clearBenchmarks', [null])),
 

@@ -19,4 +19,4 @@ export function interpreterBlocked(workspaceTrusted: boolean, interpreter: strin
 }
 
 /** Server commands that run code; everything else (rule docs, clearing results) is harmless. */
-export const CODE_RUNNING_COMMANDS: ReadonlySet<string> = new Set(['tfperf.benchmark', 'tfperf.benchmarkFile']);
+export const CODE_RUNNING_COMMANDS: ReadonlySet<string> = new Set(['tfperf.benchmark', 'tfperf.benchmarkFile', 'tfperf.observe']);

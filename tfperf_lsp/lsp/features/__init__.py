@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def register_all(server) -> None:
-    from tfperf_lsp.lsp.features import benchmark, code_actions, commands, diagnostics, hover, inlay_hints, lifecycle
+    from tfperf_lsp.lsp.features import benchmark, code_actions, commands, diagnostics, hover, inlay_hints, lifecycle, observe
 
-    for module in (lifecycle, diagnostics, hover, inlay_hints, code_actions, commands, benchmark):
+    for module in (lifecycle, diagnostics, hover, inlay_hints, code_actions, commands, benchmark, observe):
         module.register(server)

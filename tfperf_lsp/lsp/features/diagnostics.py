@@ -7,6 +7,7 @@ import logging
 from lsprotocol import types
 
 from tfperf_lsp.lsp.convert import to_diagnostic
+from tfperf_lsp.lsp.features import observe
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.lsp.state import DEBOUNCE_SECONDS
 
@@ -82,6 +83,7 @@ def diagnostics_for(ls, uri: str, result) -> list[types.Diagnostic]:
         diagnostic = to_diagnostic(position_codec, source, finding, ls.state.benchmarkable(result, finding))
         diagnostic.message = ls.state.diagnostic_message(result, finding)
         diagnostics.append(diagnostic)
+    observe.decorate_diagnostics(ls, uri, result, diagnostics)
     return diagnostics
 
 

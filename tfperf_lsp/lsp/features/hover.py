@@ -6,6 +6,7 @@ import re
 from lsprotocol import types
 
 from tfperf_lsp.lsp.convert import from_position, to_range
+from tfperf_lsp.lsp.features import observe
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.model import Finding
 from tfperf_lsp.rules import rule_by_code
@@ -22,12 +23,13 @@ def register(server) -> None:
         position_codec = codec(ls, uri)
         pos = from_position(position_codec, source, params.position)
         hits = [f for f in result.analysis.findings if _contains(f, pos)]
-        if not hits:
+        parts = observe.hover_parts(ls, uri, result, pos.line)
+        if not hits and not parts:
             return None
-        parts = [hover_markdown(ls, uri, f, result.analysis.stale) for f in hits]
+        parts += [hover_markdown(ls, uri, f, result.analysis.stale) for f in hits]
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
-            range=to_range(position_codec, source, hits[0].span),
+            range=to_range(position_codec, source, hits[0].span) if hits else None,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tfperf_lsp.lsp.convert import to_position
+from tfperf_lsp.lsp.features import observe
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.model import Pos
 
@@ -27,6 +28,8 @@ def register(server) -> None:
                 label = ls.state.inlay_label(uri, finding)
                 if label not in labels.setdefault(line, []):
                     labels[line].append(label)
+        for line, texts in observe.inlay_labels(ls, uri, result, first, last).items():
+            labels.setdefault(line, []).extend(texts)
         hints = []
         for line, texts in sorted(labels.items()):
             end = Pos(line, len(source.line(line).rstrip()))

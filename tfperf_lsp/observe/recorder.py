@@ -1,0 +1,513 @@
+"""Instruments TensorFlow in the observed process. Imported only there (it imports TensorFlow).
+
+Public APIs first:
+- ``tf.function`` is wrapped so that the Python function it traces is our thin wrapper around
+  the user's: TensorFlow runs the Python body exactly once per trace, so each run of the
+  wrapper is one trace, and it sees the arguments that trace was made for. The Function object
+  returned is TensorFlow's own (``experimental_get_tracing_count()`` still works).
+- ``tf.data.Dataset.map`` is wrapped the same way; Keras 3 builds its train/predict functions
+  with ``tf.function``, so they are recorded too.
+- ``keras.Model.fit/evaluate/predict`` get a timing callback (and stop after --max-steps).
+A thin, version-checked adapter covers what has no public hook (see ``_internals``): the
+Function, EagerTensor and dataset-iterator classes, reached through the types of public
+objects, whose ``__call__``, ``numpy``/``__float__``... and ``__next__`` are timed or counted.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import sys
+import threading
+import time
+import weakref
+
+from tfperf_lsp.observe import sites
+from tfperf_lsp.observe.describe import Serials, describe
+
+SUPPORTED = ((2, 16), (2, 21))  # tested on the pinned 2.21
+MAX_TRACES = 500                # kept per function; more are counted, not stored
+SYNC_METHODS = ("numpy", "__float__", "__int__", "__bool__", "__index__", "__array__")
+
+
+class Recorder:
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.serials = Serials()
+        self.functions: dict[str, dict] = {}   # key -> function record
+        self.wrappers: list = []               # (key, serial, weakref to the tf.function)
+        self.tf_counts: dict[str, dict[int, int]] = {}  # key -> Function object -> its counter
+        self.function_ids = 0
+        self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
+        self.syncs: dict[tuple, int] = {}      # (site, method) -> count
+        self.loops: dict[int, dict] = {}       # id(iterator) -> stall record
+        self.keras: list[dict] = []
+        self.trace_total = 0
+        self.fn_serial = 0
+        self.local = threading.local()
+        self.max_steps: int | None = None
+        self.steps_done = 0
+        self.started = time.time()
+        self.notes: list[str] = []
+        self.gpu = False
+
+    # ---- traces ---------------------------------------------------------------------------
+    def function_record(self, fn, kind: str) -> tuple[str, dict]:
+        target = inspect.unwrap(fn) if callable(fn) else fn
+        code = getattr(target, "__code__", None)
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+        if code is not None:
+            path = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
+            line = code.co_firstlineno
+        else:  # a callable object (a Keras model): where the tf.function was made
+            site = sites.user_site(sys._getframe(2))
+            path, line = site if site else ("<unknown>", 0)
+        key = f"{path}:{line}:{name}"
+        with self.lock:
+            record = self.functions.get(key)
+            if record is None:
+                record = {"key": key, "name": name, "file": path, "line": line, "kind": kind,
+                          "user": sites.classify(path) == sites.USER, "traces": [], "trace_count": 0,
+                          "created": {}}
+                self.functions[key] = record
+        return key, record
+
+    def on_trace(self, key: str, serial: int, signature, args, kwargs) -> None:
+        record = self.functions[key]
+        try:
+            bound = signature.bind_partial(*args, **kwargs) if signature is not None else None
+            items = bound.arguments.items() if bound is not None else enumerate(args)
+        except TypeError:
+            items = enumerate(args)
+        described = {}
+        for name, value in items:
+            if signature is not None and name in signature.parameters and \
+                    signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+                for i, v in enumerate(value):
+                    described[f"{name}[{i}]"] = describe(v, self.serials)
+            elif signature is not None and name in signature.parameters and \
+                    signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                for k, v in value.items():
+                    described[k] = describe(v, self.serials)
+            else:
+                described[str(name)] = describe(value, self.serials)
+        site = sites.user_site(sys._getframe(2))
+        with self.lock:
+            self.trace_total += 1
+            record["trace_count"] += 1
+            if len(record["traces"]) < MAX_TRACES:
+                record["traces"].append({"site": site, "serial": serial, "args": described,
+                                         "t": round(time.time() - self.started, 4)})
+
+    def wrap_traced(self, fn, kind: str):
+        """The function TensorFlow will trace in place of ``fn``: runs once per trace."""
+        if not callable(fn) or getattr(fn, "_tfperf_key", None):
+            return fn
+        key, record = self.function_record(fn, kind)
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+        with self.lock:
+            self.fn_serial += 1
+            serial = self.fn_serial
+        created = sites.user_site(sys._getframe(2))
+        if created is not None:
+            record["created"][str(serial)] = list(created)
+        on_trace = _do_not_convert(self.on_trace)
+
+        @functools.wraps(fn)
+        def traced(*args, **kwargs):
+            on_trace(key, serial, signature, args, kwargs)
+            return fn(*args, **kwargs)
+
+        traced._tfperf_key = key
+        traced._tfperf_serial = serial
+        return traced
+
+    # ---- calls ----------------------------------------------------------------------------
+    def time_call(self, function, original, args, kwargs):
+        local = self.local
+        python_function = getattr(function, "python_function", None)
+        key = getattr(python_function, "_tfperf_key", None)
+        if key is None:
+            return original(function, *args, **kwargs)
+        if getattr(local, "depth", 0):  # a call made while tracing or inside another call
+            try:
+                return original(function, *args, **kwargs)
+            finally:
+                self._read_counter(key, function)
+        site = sites.user_site(sys._getframe(2))
+        before = self.trace_total
+        local.depth = 1
+        start = time.perf_counter()
+        try:
+            return original(function, *args, **kwargs)
+        finally:
+            if self.gpu:
+                _sync_devices()
+            elapsed = time.perf_counter() - start
+            local.depth = 0
+            self._add_call(key, site, elapsed, self.trace_total != before)
+            self._read_counter(key, function)
+
+    def _read_counter(self, key, function) -> None:
+        """TensorFlow's own tracing counter of this Function object, kept after the object is
+        gone (a tf.function created per call, a method bound to a short-lived object)."""
+        fid = function.__dict__.get("_tfperf_fid")
+        if fid is None:
+            with self.lock:
+                self.function_ids += 1
+                fid = self.function_ids
+            object.__setattr__(function, "_tfperf_fid", fid)
+        try:
+            self.tf_counts.setdefault(key, {})[fid] = int(function.experimental_get_tracing_count())
+        except Exception:  # noqa: BLE001 - the counter is informative only
+            pass
+
+    def _add_call(self, key, site, elapsed, traced) -> None:
+        with self.lock:
+            stat = self.calls.get((key, site))
+            if stat is None:
+                self.calls[(key, site)] = {"key": key, "site": site, "first_s": elapsed, "n": 1,
+                                           "traced_calls": int(traced), "steady_n": 0, "steady_s": 0.0,
+                                           "steady_min_s": None}
+                return
+            stat["n"] += 1
+            if traced:
+                stat["traced_calls"] += 1
+            else:
+                stat["steady_n"] += 1
+                stat["steady_s"] += elapsed
+                stat["steady_min_s"] = elapsed if stat["steady_min_s"] is None else min(stat["steady_min_s"], elapsed)
+
+    # ---- host syncs -----------------------------------------------------------------------
+    def count_sync(self, method: str, frame) -> None:
+        site = sites.direct_user_site(frame)
+        if site is not None:
+            with self.lock:
+                self.syncs[(site, method)] = self.syncs.get((site, method), 0) + 1
+
+    # ---- input stalls ---------------------------------------------------------------------
+    def loop_next(self, iterator, original):
+        start = time.perf_counter()
+        try:
+            return original(iterator)
+        finally:
+            end = time.perf_counter()
+            stat = self.loops.get(id(iterator))
+            if stat is None or stat["ref"]() is not iterator:
+                site = sites.direct_user_site(sys._getframe(2))
+                dataset = getattr(iterator, "_tfperf_dataset_site", None)
+                stat = {"ref": weakref.ref(iterator), "site": site, "dataset_site": dataset, "steps": 0,
+                        "wait_s": 0.0, "first_wait_s": end - start, "first_end": end, "last_end": end}
+                self.loops[id(iterator)] = stat
+            else:
+                stat["steps"] += 1
+                stat["wait_s"] += end - start
+                stat["last_end"] = end
+
+    # ---- output ---------------------------------------------------------------------------
+    def snapshot(self, status: str, error: str | None = None) -> dict:
+        with self.lock:
+            for key, _serial, ref in self.wrappers:
+                function = ref()
+                if function is not None:
+                    self._read_counter(key, function)
+            tf_counts = {key: sum(counts.values()) for key, counts in self.tf_counts.items()}
+            functions = []
+            for record in self.functions.values():
+                functions.append({**record, "tf_count": tf_counts.get(record["key"])})
+            loops = []
+            for stat in self.loops.values():
+                total = stat["last_end"] - stat["first_end"]
+                loops.append({"site": stat["site"], "dataset_site": stat["dataset_site"], "steps": stat["steps"],
+                              "wait_s": stat["wait_s"], "total_s": total, "first_wait_s": stat["first_wait_s"]})
+            files = {}
+            paths = {r["file"] for r in functions} | {c["site"][0] for c in self.calls.values() if c["site"]}
+            paths |= {s[0] for s, _ in self.syncs} | {l["site"][0] for l in loops if l["site"]}
+            paths |= {k["site"][0] for k in self.keras if k.get("site")}
+            for r in functions:
+                paths |= {t["site"][0] for t in r["traces"] if t["site"]}
+            for path in paths:
+                if sites.classify(path) == sites.USER and os.path.isfile(path):
+                    files[path] = _file_sha(path)
+            return {
+                "format": 1, "status": status, "error": error, "tf": _tf_version(),
+                "elapsed_s": round(time.time() - self.started, 3), "gpu": self.gpu,
+                "files": files, "functions": functions,
+                "calls": list(self.calls.values()),
+                "syncs": [{"site": list(site), "method": m, "count": n} for (site, m), n in self.syncs.items()],
+                "loops": loops, "keras": self.keras, "notes": self.notes,
+            }
+
+
+_FILE_SHAS: dict[str, str] = {}
+
+
+def _file_sha(path: str) -> str:
+    """Hashed when first needed; the run cached in memory what it saw first."""
+    sha = _FILE_SHAS.get(path)
+    if sha is None:
+        try:
+            with open(path, "rb") as f:
+                sha = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            sha = ""
+        _FILE_SHAS[path] = sha
+    return sha
+
+
+def _tf_version() -> str | None:
+    module = sys.modules.get("tensorflow")
+    return getattr(module, "__version__", None)
+
+
+def _do_not_convert(fn):
+    """Autograph must not convert the recorder (it converts the wrapper, and through it the
+    user's function, as it would without us)."""
+    try:
+        import tensorflow as tf
+
+        return tf.autograph.experimental.do_not_convert(fn)
+    except Exception:  # noqa: BLE001
+        return fn
+
+
+def _sync_devices() -> None:
+    try:
+        import tensorflow as tf
+
+        tf.test.experimental.sync_devices()
+    except Exception:  # noqa: BLE001 - timing without a sync is still a timing
+        pass
+
+
+RECORDER: Recorder | None = None
+
+
+def install(max_steps: int | None = None) -> Recorder:
+    """Import TensorFlow and instrument it (idempotent)."""
+    global RECORDER
+    if RECORDER is not None:
+        return RECORDER
+    recorder = RECORDER = Recorder()
+    recorder.max_steps = max_steps
+    import tensorflow as tf
+
+    version = tuple(int(p) for p in tf.__version__.split(".")[:2] if p.isdigit())
+    if not (SUPPORTED[0] <= version <= SUPPORTED[1]):
+        recorder.notes.append(f"TensorFlow {tf.__version__} is not among the tested versions "
+                              f"({SUPPORTED[0][0]}.{SUPPORTED[0][1]} to {SUPPORTED[1][0]}.{SUPPORTED[1][1]}); "
+                              "what could not be instrumented is missing from the report")
+    try:
+        recorder.gpu = bool(tf.config.list_physical_devices("GPU"))
+    except Exception:  # noqa: BLE001
+        recorder.gpu = False
+    _patch_function(tf, recorder)
+    _patch_dataset(tf, recorder)
+    _patch_syncs(tf, recorder)
+    _watch_keras(recorder)
+    return recorder
+
+
+def _patch_function(tf, recorder: Recorder) -> None:
+    original = tf.function
+
+    @functools.wraps(original)
+    def function(func=None, *args, **kwargs):
+        if func is None:
+            decorator = original(None, *args, **kwargs)
+            return functools.wraps(decorator)(lambda f: _wrap_result(decorator(recorder.wrap_traced(f, "function")), f))
+        return _wrap_result(original(recorder.wrap_traced(func, "function"), *args, **kwargs), func)
+
+    def _wrap_result(result, func):
+        traced = getattr(result, "python_function", None)
+        key = getattr(traced, "_tfperf_key", None)
+        if key is not None:
+            try:
+                recorder.wrappers.append((key, traced._tfperf_serial, weakref.ref(result)))
+            except TypeError:
+                pass
+        return result
+
+    tf.function = function
+    # Code that reached tf.function through these modules sees the same wrapper.
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as module
+
+    module_function = module.function
+    if module_function is original or getattr(module_function, "__wrapped__", None) is original:
+        module.function = function
+    try:
+        from tensorflow.python.eager import def_function
+
+        if def_function.function is module_function:
+            def_function.function = function
+    except Exception:  # noqa: BLE001 - the alias module moved: the public symbol is enough
+        pass
+
+    cls = type(original(lambda: None))  # the Function class, reached through the public API
+    call = cls.__call__
+    if not getattr(call, "_tfperf", False):
+        def __call__(self, *args, **kwargs):
+            return recorder.time_call(self, call, args, kwargs)
+
+        __call__._tfperf = True
+        cls.__call__ = __call__
+
+
+def _patch_dataset(tf, recorder: Recorder) -> None:
+    dataset_cls = tf.data.Dataset
+    original_map = dataset_cls.map
+
+    @functools.wraps(original_map)
+    def map(self, map_func, *args, **kwargs):
+        return original_map(self, recorder.wrap_traced(map_func, "map"), *args, **kwargs)
+
+    dataset_cls.map = map
+
+    original_init = dataset_cls.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        site = sites.user_site(sys._getframe(1), 12)
+        if site is not None:
+            try:
+                object.__setattr__(self, "_tfperf_site", list(site))
+            except Exception:  # noqa: BLE001
+                pass
+
+    dataset_cls.__init__ = __init__
+
+    original_iter = dataset_cls.__iter__
+
+    def __iter__(self):
+        iterator = original_iter(self)
+        try:
+            object.__setattr__(iterator, "_tfperf_dataset_site", getattr(self, "_tfperf_site", None))
+        except Exception:  # noqa: BLE001
+            pass
+        return iterator
+
+    dataset_cls.__iter__ = __iter__
+    iterator_cls = type(iter(tf.data.Dataset.range(1)))
+    original_next = iterator_cls.__next__
+
+    def __next__(self):
+        return recorder.loop_next(self, original_next)
+
+    iterator_cls.__next__ = __next__
+
+
+def _patch_syncs(tf, recorder: Recorder) -> None:
+    tensor_cls = type(tf.constant(0.0))
+    for name in SYNC_METHODS:
+        owner = next((c for c in tensor_cls.__mro__ if name in c.__dict__), None)
+        if owner is None or owner is object:
+            continue
+        original = owner.__dict__[name]
+
+        def patched(self, *args, _original=original, _name=name, **kwargs):
+            recorder.count_sync(_name, sys._getframe(1))
+            return _original(self, *args, **kwargs)
+
+        functools.update_wrapper(patched, original)
+        setattr(owner, name, patched)
+
+
+# ---- Keras ------------------------------------------------------------------------------------
+def _watch_keras(recorder: Recorder) -> None:
+    """Patch keras.Model once keras is imported (importing it ourselves would slow every run)."""
+    if "keras" in sys.modules and hasattr(sys.modules["keras"], "Model"):
+        _patch_keras(sys.modules["keras"], recorder)
+        return
+    sys.meta_path.insert(0, _KerasFinder(recorder))
+
+
+class _KerasFinder:
+    def __init__(self, recorder):
+        self.recorder = recorder
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "keras":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+        recorder = self.recorder
+
+        def exec_and_patch(module):
+            exec_module(module)
+            try:
+                _patch_keras(module, recorder)
+            except Exception as exc:  # noqa: BLE001 - Keras timing is optional
+                recorder.notes.append(f"Keras was not instrumented: {exc}")
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
+def _patch_keras(keras, recorder: Recorder) -> None:
+    model_cls = keras.Model
+    if getattr(model_cls, "_tfperf", False):
+        return
+    model_cls._tfperf = True
+    timer_cls = _timer_class(keras, recorder)
+    positional_callbacks = {"fit": 5, "evaluate": 5, "predict": 3}
+    for method in ("fit", "evaluate", "predict"):
+        original = getattr(model_cls, method)
+
+        def patched(self, *args, _original=original, _method=method, **kwargs):
+            site = sites.user_site(sys._getframe(1))
+            timer = timer_cls(_method)
+            if len(args) <= positional_callbacks[_method]:
+                kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [timer]
+            start = time.perf_counter()
+            try:
+                return _original(self, *args, **kwargs)
+            finally:
+                wall = time.perf_counter() - start
+                steps = timer.step_times
+                recorder.keras.append({
+                    "site": list(site) if site else None, "method": _method, "wall_s": wall, "steps": len(steps),
+                    "first_step_s": steps[0] if steps else None,
+                    "steady_step_s": (sum(steps[1:]) / len(steps[1:])) if len(steps) > 1 else None,
+                    "stopped_at_max_steps": timer.stopped})
+
+        functools.update_wrapper(patched, original)
+        setattr(model_cls, method, patched)
+
+
+def _timer_class(keras, recorder: Recorder):
+    class StepTimer(keras.callbacks.Callback):
+        """Per-batch wall times; stops fit after --max-steps steps in total."""
+
+        def __init__(self, method):
+            super().__init__()
+            self.method = method
+            self.step_times: list[float] = []
+            self.started = None
+            self.stopped = False
+
+        def _begin(self, batch, logs=None):
+            self.started = time.perf_counter()
+
+        def _end(self, batch, logs=None):
+            if self.started is not None:
+                self.step_times.append(time.perf_counter() - self.started)
+            if self.method == "fit" and recorder.max_steps is not None:
+                recorder.steps_done += 1
+                if recorder.steps_done >= recorder.max_steps:
+                    self.model.stop_training = True
+                    self.stopped = True
+
+        on_train_batch_begin = on_test_batch_begin = on_predict_batch_begin = _begin
+        on_train_batch_end = on_test_batch_end = on_predict_batch_end = _end
+
+    return StepTimer

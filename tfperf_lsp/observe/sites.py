@@ -1,0 +1,77 @@
+"""Which stack frame is the user's code: the line a fact belongs to. No TensorFlow here."""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tfperf_lsp
+_STDLIB = tuple(p for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")} if p)
+
+USER, TF, LIB = "user", "tf", "lib"
+_KIND: dict[str, str] = {}
+
+
+def classify(filename: str) -> str:
+    """user: the program's own files; tf: TensorFlow, autograph output and tfperf itself (frames
+    to look through); lib: any other library or the standard library."""
+    kind = _KIND.get(filename)
+    if kind is None:
+        kind = _classify(filename)
+        _KIND[filename] = kind
+    return kind
+
+
+def _classify(filename: str) -> str:
+    if "__autograph_generated_file" in filename:
+        return TF
+    if filename.startswith("<"):
+        return LIB if filename.startswith("<frozen") else USER
+    path = os.path.abspath(filename)
+    if path.startswith(_OWN + os.sep):
+        return TF
+    parts = path.split(os.sep)
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            top = parts[parts.index(marker) + 1] if parts.index(marker) + 1 < len(parts) else ""
+            return TF if top in ("tensorflow", "tensorflow_core", "tf_keras") else LIB
+    if path.startswith(_STDLIB):
+        return LIB
+    return USER
+
+
+def user_site(frame, max_depth: int = 80) -> tuple[str, int] | None:
+    """The innermost user frame at or above ``frame`` (through any library), as (file, line)."""
+    depth = 0
+    while frame is not None and depth < max_depth:
+        if classify(frame.f_code.co_filename) == USER:
+            return (os.path.abspath(frame.f_code.co_filename) if not frame.f_code.co_filename.startswith("<")
+                    else frame.f_code.co_filename, frame.f_lineno)
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+# Library methods that only convert a value (keras.Variable.numpy()): looked through, since the
+# conversion is what the user's line asked for.
+CONVERSIONS = frozenset({"numpy", "__float__", "__int__", "__bool__", "__index__", "__array__", "item", "tolist"})
+
+
+def direct_user_site(frame, max_depth: int = 30) -> tuple[str, int] | None:
+    """The user frame that called into TensorFlow directly: TensorFlow frames and library
+    conversion methods are looked through; any other library frame (Keras' own bookkeeping in
+    fit) means the call is not the user's."""
+    depth = 0
+    while frame is not None and depth < max_depth:
+        kind = classify(frame.f_code.co_filename)
+        if kind == USER:
+            return user_site(frame, 1)
+        if kind == LIB and frame.f_code.co_name not in CONVERSIONS:
+            return None
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+def caller(depth: int = 2):
+    return sys._getframe(depth)
