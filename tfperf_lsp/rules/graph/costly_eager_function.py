@@ -121,7 +121,10 @@ class CostlyEagerFunction(Rule):
         facts = ctx.facts
         sites: dict[str, ast.AST] = {}
         hot = ctx.hot
+        module_defs = {fn.name for fn in facts.functions if facts.scope_of(fn) is None}
         for call in hot_calls(ctx):
+            if call.name not in module_defs or call.name in sites:
+                continue  # only calls of this file's own functions matter (cheap test first)
             if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.runs_eagerly_in_script(call.node)):
                 continue  # a short loop, or a library function whose callers may run it in a graph
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):

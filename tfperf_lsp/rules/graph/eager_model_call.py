@@ -88,10 +88,12 @@ class EagerModelCall(Rule):
             if not isinstance(func, ast.Name) or facts.in_tf_function(call) is not None:
                 continue
             loops = facts.enclosing_loops(call)
-            if not loops or _under_tape(facts, call) or not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
-                continue  # not in a loop; a train step (TFP301); periodic or once per epoch
-            if facts.resolve_tf_function(func, call) is not None or not is_model_name(facts, func):
+            if not loops or _under_tape(facts, call):
+                continue  # not in a loop; a train step (TFP301)
+            if not is_model_name(facts, func) or facts.resolve_tf_function(func, call) is not None:
                 continue
+            if not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
+                continue  # periodic, once per epoch, or a handful of iterations
             if any(assigned_in(loop, func.id) for loop in loops):
                 continue
             new_name = f"{func.id}_graph"

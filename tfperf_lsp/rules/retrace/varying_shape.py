@@ -209,9 +209,10 @@ class VaryingShape(Rule):
     def _padded_batches(self, ctx):
         """A step called on every batch of a dataset padded per batch (``padded_batch``, here or
         in a module of this folder that this file imports): one trace per batch length."""
-        if not batches_vary_in_length(ctx):
+        sites = eager_loop_calls(ctx)
+        if not sites or not batches_vary_in_length(ctx):
             return
-        for site in eager_loop_calls(ctx):
+        for site in sites:
             fn = site.callee.fn
             if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
                 continue

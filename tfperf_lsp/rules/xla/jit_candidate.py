@@ -194,7 +194,7 @@ class JitCandidate(Rule):
         called_in_loops = [loop_call.callee.fn for loop_call in eager_loop_calls(ctx) if loop_call.callee.path is None]
         # Batches padded to each batch's longest element have a new shape per batch: XLA would
         # compile the step again for each length.
-        varying_batches = batches_vary_in_length(ctx)
+        varying_batches = None  # computed on the first train step: it may read sibling modules
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue
@@ -202,8 +202,11 @@ class JitCandidate(Rule):
             if profile.blockers:
                 continue  # jit_compile=True would raise (or be wrong): not a candidate
             is_train_step = profile.tape and profile.gradient
-            if is_train_step and varying_batches:
-                continue
+            if is_train_step:
+                if varying_batches is None:
+                    varying_batches = batches_vary_in_length(ctx)
+                if varying_batches:
+                    continue
             if not is_train_step and (profile.elementwise < MIN_ELEMENTWISE_OPS or fn not in called_in_loops):
                 continue
             name = function_label(fn)
