@@ -34,6 +34,7 @@ describe('CODE_RUNNING_COMMANDS', () => {
     it('covers the server commands that run user code and not the harmless ones', () => {
         assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.benchmark'));
         assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.benchmarkFile'));
+        assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.probeDevice')); // starts the worker: runs code
         assert.ok(!CODE_RUNNING_COMMANDS.has('tfperf.showRuleDocs'));
         assert.ok(!CODE_RUNNING_COMMANDS.has('tfperf.clearBenchmarks'));
     });
