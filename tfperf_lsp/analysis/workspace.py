@@ -20,6 +20,7 @@ from typing import Callable
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.files import read_regular
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,8 @@ class WorkspaceIndex:
         if cached and cached[0] == stamp:
             return cached[1]
         if text is None:
-            try:
-                with open(path, "rb") as handle:
-                    text = handle.read().decode("utf-8")
+            try:  # regular files only: a FIFO would block every analysis behind this one
+                text = read_regular(path, MAX_FILE_BYTES).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
         source = SourceText(text, path)
