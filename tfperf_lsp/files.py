@@ -128,7 +128,7 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
                     full = os.path.join(directory, name)
                     if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
                         files.append(full)
-        elif os.path.isfile(path):
+        elif os.path.exists(path):  # a FIFO or a device too: read_source says why it is skipped
             if not (selection.force_exclude and selection.excluded_or_inside_excluded(path)):
                 files.append(path)
         else:
@@ -202,15 +202,16 @@ class TooLarge(OSError):
         self.size = size
 
 
-def read_regular(path: str, limit: int = MAX_BYTES) -> bytes:
+def read_regular(path: str, limit: int | None = None) -> bytes:
     """The bytes of a regular file of at most `limit` bytes. Opened non-blocking (a FIFO would
     block the open itself), checked on the open descriptor (a link to /dev/zero is not
     regular), and read with a bound (a file that grows while we read stops at the limit)."""
+    limit = MAX_BYTES if limit is None else limit
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegular(f"not a regular file")
+            raise NotRegular("not a regular file")
         if st.st_size > limit:
             raise TooLarge(st.st_size, limit)
         if hasattr(os, "set_blocking"):
@@ -243,3 +244,23 @@ def read_source(path: str) -> str | FileProblem:
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         return FileProblem(path, f"cannot decode: {exc}; tfperf reads UTF-8 or the encoding declared in a coding comment")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def write_source(path: str, text: str) -> FileProblem | None:
+    """Write fixed text back in the encoding the file was read with: its coding declaration
+    (latin-1 stays latin-1) and its UTF-8 byte-order mark, if it had one."""
+    try:
+        with open(path, "rb") as handle:
+            encoding, _ = tokenize.detect_encoding(handle.readline)
+    except (OSError, SyntaxError, LookupError):
+        encoding = "utf-8"
+    try:
+        data = text.encode(encoding)  # "utf-8-sig" writes the mark back
+    except (UnicodeEncodeError, LookupError) as exc:
+        return FileProblem(path, f"not written: the fixed text cannot be encoded as {encoding}: {exc}")
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        return FileProblem(path, f"cannot write: {exc.strerror or exc}")
+    return None
