@@ -204,11 +204,18 @@ class ServerState:
         return self.bench.worker[0].label() if self.bench.worker else None
 
     def forget(self, uri: str) -> None:
+        """The document was closed: keep nothing of it (memory grew with every document)."""
         self.sessions.pop(uri, None)
         self.results.pop(uri, None)
+        self.too_large.discard(uri)
+        for key in [k for k in self.problems if k[0] == uri]:
+            del self.problems[key]
         task = self.pending.pop(uri, None)
         if task:
             task.cancel()
+        path = to_fs_path(uri)
+        if path:
+            self.index.forget(path)
 
     def dependents_of(self, uri: str) -> list[str]:
         """Open documents whose findings used facts from ``uri``."""
