@@ -33,7 +33,10 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections import defaultdict
+
+warnings.simplefilter("ignore", SyntaxWarning)  # the corpus's own invalid escapes, seen by compile()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED_ERRORS = {-32800, -32801, -32803}
@@ -378,7 +381,8 @@ def main(argv=None) -> int:
 
     workdir = tempfile.mkdtemp(prefix="tfperf-fuzz-")
     env = {**os.environ, "TFPERF_CACHE_DIR": os.path.join(workdir, "cache")}
-    server = Server([sys.executable, os.path.join(ROOT, "server", "tfperf_server.py")], env)
+    command = os.environ.get("TFPERF_FUZZ_SERVER", os.path.join(ROOT, "server", "tfperf_server.py"))
+    server = Server([sys.executable, command], env)  # TFPERF_FUZZ_SERVER: another launcher (profiling)
     tally = Tally()
     caps = {"general": {"positionEncodings": [args.encoding]},
             "textDocument": {"synchronization": {"dynamicRegistration": False},
