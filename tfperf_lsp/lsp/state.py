@@ -102,9 +102,13 @@ class ServerState:
 
     # ------------------------------------------------------------------ the worker command
     def worker_command_line(self) -> str:
+        from tfperf_lsp.bench import ship
         from tfperf_lsp.bench.procs import worker_argv
 
-        return shlex.join(worker_argv(self.bench.settings.worker_command or None, None))
+        command = self.bench.settings.worker_command
+        if command and ship.ships(command):
+            return shlex.join(command) + " (the worker's code is sent on its standard input)"
+        return shlex.join(worker_argv(command or None, None))
 
     def worker_command_inside_workspace(self) -> str | None:
         """The first part of the configured worker command (its program, or a file it is given)
