@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 
 from tfperf_lsp import __version__
-from tfperf_lsp.files import FileProblem, discover, read_source
+from tfperf_lsp.files import FileProblem, discover, read_source, write_source
 from tfperf_lsp.output import FORMATS, Report, problems_text, render, statistics, use_colour
 
 
@@ -183,8 +183,9 @@ def _check(args) -> int:
             elif stdin:
                 sys.stdout.write(result.new_text)  # as ruff: the fixed source on stdout
             else:
-                with open(path, "w", encoding="utf-8", newline="") as handle:
-                    handle.write(result.new_text)
+                problem = write_source(path, result.new_text)  # the file's own encoding and BOM
+                if problem:
+                    report.problems.append(problem)
         elif stdin and args.fix:
             sys.stdout.write(text)
         unsafe_only += sum(1 for f in result.findings if f.fix_title and f.fix_applicability != "safe" and not args.unsafe_fixes)

@@ -6,6 +6,7 @@ import functools
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 
@@ -127,7 +128,7 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
                     full = os.path.join(directory, name)
                     if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
                         files.append(full)
-        elif os.path.isfile(path):
+        elif os.path.exists(path):  # a FIFO or a device too: read_source says why it is skipped
             if not (selection.force_exclude and selection.excluded_or_inside_excluded(path)):
                 files.append(path)
         else:
@@ -191,14 +192,50 @@ class _GitIgnores:
         return self._by_dir[directory]
 
 
-def read_source(path: str) -> str | FileProblem:
-    """The file's text, decoded as Python does (PEP 263 coding cookie, UTF-8 by default)."""
+class NotRegular(OSError):
+    """A FIFO, a device, a socket: reading it could block forever or never end."""
+
+
+class TooLarge(OSError):
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"{size / 1e6:.1f} MB is larger than the {limit / 1e6:.0f} MB limit")
+        self.size = size
+
+
+def read_regular(path: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Opened non-blocking (a FIFO would
+    block the open itself), checked on the open descriptor (a link to /dev/zero is not
+    regular), and read with a bound (a file that grows while we read stops at the limit)."""
+    limit = MAX_BYTES if limit is None else limit
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            return FileProblem(path, f"skipped: {size / 1e6:.1f} MB is larger than the {MAX_BYTES / 1e6:.0f} MB limit")
-        with open(path, "rb") as handle:
-            data = handle.read()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular("not a regular file")
+        if st.st_size > limit:
+            raise TooLarge(st.st_size, limit)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            data = handle.read(limit + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > limit:
+        raise TooLarge(len(data), limit)
+    return data
+
+
+def read_source(path: str) -> str | FileProblem:
+    """The file's text, decoded as Python does (PEP 263 coding cookie, UTF-8 by default).
+    Only regular files up to MAX_BYTES (a FIFO named x.py must not hang `tfperf check`)."""
+    try:
+        data = read_regular(path)
+    except TooLarge as exc:
+        return FileProblem(path, f"skipped: {exc}")
+    except NotRegular:
+        return FileProblem(path, "skipped: not a regular file")
     except OSError as exc:
         return FileProblem(path, f"cannot read: {exc.strerror or exc}")
     try:
@@ -207,3 +244,23 @@ def read_source(path: str) -> str | FileProblem:
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         return FileProblem(path, f"cannot decode: {exc}; tfperf reads UTF-8 or the encoding declared in a coding comment")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def write_source(path: str, text: str) -> FileProblem | None:
+    """Write fixed text back in the encoding the file was read with: its coding declaration
+    (latin-1 stays latin-1) and its UTF-8 byte-order mark, if it had one."""
+    try:
+        with open(path, "rb") as handle:
+            encoding, _ = tokenize.detect_encoding(handle.readline)
+    except (OSError, SyntaxError, LookupError):
+        encoding = "utf-8"
+    try:
+        data = text.encode(encoding)  # "utf-8-sig" writes the mark back
+    except (UnicodeEncodeError, LookupError) as exc:
+        return FileProblem(path, f"not written: the fixed text cannot be encoded as {encoding}: {exc}")
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        return FileProblem(path, f"cannot write: {exc.strerror or exc}")
+    return None

@@ -20,10 +20,12 @@ from typing import Callable
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.files import read_regular
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 2_000_000
+MAX_ANSWERS = 4096
 _LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras", "numpy", "jax", "torch")
 
 
@@ -43,6 +45,24 @@ class WorkspaceIndex:
         self._lock = threading.Lock()
         self._projects: dict[str, object] = {}
 
+    def forget(self, path: str) -> None:
+        """A document was closed: drop what was kept for its texts (jedi answers per text
+        version, parso's parse tree of it). Without this the server grew with every edit."""
+        with self._lock:
+            self._facts.pop(path, None)
+            for key in [k for k in self._answers if k[0] == path]:
+                del self._answers[key]
+        try:
+            import sys
+            from pathlib import Path
+
+            parso_cache = sys.modules.get("parso.cache")
+            for per_grammar in getattr(parso_cache, "parser_cache", {}).values():
+                per_grammar.pop(Path(path), None)
+                per_grammar.pop(path, None)
+        except Exception:  # noqa: BLE001 - a cache layout we do not know: nothing to drop
+            pass
+
     # ----------------------------------------------------------------- other files' facts
     def facts_for(self, path: str) -> ModuleFacts | None:
         text = self._open_text(path)
@@ -61,9 +81,8 @@ class WorkspaceIndex:
         if cached and cached[0] == stamp:
             return cached[1]
         if text is None:
-            try:
-                with open(path, "rb") as handle:
-                    text = handle.read().decode("utf-8")
+            try:  # regular files only: a FIFO would block every analysis behind this one
+                text = read_regular(path, MAX_FILE_BYTES).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
         source = SourceText(text, path)
@@ -113,6 +132,9 @@ class WorkspaceIndex:
         except Exception as exc:  # noqa: BLE001 - jedi failing must not fail the analysis
             log.debug("jedi could not resolve %s in %s: %s", name.id, path, exc)
         with self._lock:
+            if len(self._answers) >= MAX_ANSWERS:  # every edit is a new text: keep the newest
+                for stale in list(self._answers)[: MAX_ANSWERS // 2]:
+                    del self._answers[stale]
             self._answers[key] = answer
         return answer
 

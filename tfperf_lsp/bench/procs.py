@@ -15,8 +15,10 @@ import os
 import queue
 import re
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Callable
@@ -35,9 +37,16 @@ MAX_STDERR_LINE = 2000
 
 
 def worker_argv(command: list[str] | None, memory_limit_mb: int | None, shipped: bool = False) -> list[str]:
+    """The worker's command line. Our own interpreter gets -P (3.11+): `-m` would otherwise put
+    the working directory first on sys.path, and a repository's `tensorflow.py` would run. A
+    configured command may be an older Python or ssh: it gets PYTHONSAFEPATH (worker_env) and a
+    private working directory (private_cwd) instead."""
     if shipped:  # the worker's code comes over stdin (ship.py): nothing to install over there
         return ship.shipped_argv(list(command or [sys.executable]), memory_limit_mb)
-    argv = list(command) if command else [sys.executable]
+    if command:
+        argv = list(command)
+    else:
+        argv = [sys.executable] + (["-P"] if sys.version_info >= (3, 11) else [])
     argv += ["-m", WORKER_MODULE]
     if memory_limit_mb:
         argv += ["--memory-limit-mb", str(int(memory_limit_mb))]
@@ -71,9 +80,23 @@ def worker_env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     paths = [package_path()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONSAFEPATH"] = "1"  # no cwd / script folder on sys.path (Python 3.11+)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env.update(extra or {})
     return env
+
+
+_PRIVATE_CWD: str | None = None
+
+
+def private_cwd() -> str:
+    """An empty directory only this user can write, the workers' working directory: nothing in
+    it can be imported by accident (Python < 3.11 puts the cwd on sys.path for `-m`)."""
+    global _PRIVATE_CWD
+    if _PRIVATE_CWD is None or not os.path.isdir(_PRIVATE_CWD):
+        _PRIVATE_CWD = tempfile.mkdtemp(prefix="tfperf-worker-")
+        atexit.register(shutil.rmtree, _PRIVATE_CWD, True)
+    return _PRIVATE_CWD
 
 
 def _kill_all() -> None:
@@ -108,8 +131,9 @@ class WorkerProcess:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=cwd, start_new_session=True, close_fds=True)
+            env=env, cwd=cwd or private_cwd(), start_new_session=True, close_fds=True)
         self.pid = self.proc.pid
+        self._pipes = _pipe_ids(self.proc)
         if preamble:  # the shipped worker's code, before any protocol line (ship.py)
             try:
                 self.proc.stdin.write(preamble)
@@ -137,6 +161,7 @@ class WorkerProcess:
                 self.messages.put(("line", line))
         except (OSError, ValueError):
             pass
+        _close(out)  # here, not in kill(): a reader blocked on a stranger's pipe holds its lock
         self.messages.put(("eof", None))
 
     def _read_stderr(self) -> None:
@@ -156,6 +181,7 @@ class WorkerProcess:
         except (OSError, ValueError):
             pass
         finally:
+            _close(self.proc.stderr)
             self._stderr_done.set()
 
     def stderr_tail(self, wait_s: float = 0.0) -> str:
@@ -215,11 +241,24 @@ class WorkerProcess:
         return f"exited with code {code}"
 
     def kill(self) -> None:
-        """SIGKILL the whole process group, reap, close pipes. Idempotent; returns within ~1 s."""
+        """SIGKILL the whole process tree, reap. Idempotent; returns within ~1 s.
+
+        The tree is the worker's process group, its descendants (a child that called setsid()
+        left the group) and every process of ours holding one of the worker's pipes (a
+        double-forked child is no longer a descendant). The read ends are closed by the reader
+        threads, never here: close() would wait for a reader blocked on a pipe a stranger holds.
+        """
+        stray = set(_descendants(self.pid)) | _pipe_holders(self._pipes)
+        stray.discard(os.getpid())
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        for pid in stray:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             self.proc.kill()
         except OSError:
@@ -228,13 +267,65 @@ class WorkerProcess:
             self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:  # uninterruptible sleep; the kernel will finish it
             pass
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                pipe.close()
-            except (OSError, ValueError):
-                pass
+        threading.Thread(target=_close, args=(self.proc.stdin,), daemon=True).start()
         with _LIVE_LOCK:
             _LIVE.discard(self)
+
+
+def _close(pipe) -> None:
+    try:
+        if pipe is not None:
+            pipe.close()
+    except (OSError, ValueError):
+        pass
+
+
+def _pipe_ids(proc: subprocess.Popen) -> set[str]:
+    """The /proc/*/fd link texts ("pipe:[inode]") of the worker's three pipes."""
+    ids = set()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            ids.add(f"pipe:[{os.fstat(pipe.fileno()).st_ino}]")
+        except (OSError, ValueError, AttributeError):
+            pass
+    return ids
+
+
+def _pipe_holders(pipe_ids: set[str]) -> set[int]:
+    """Processes of this user that hold one of the pipes (Linux /proc; empty elsewhere)."""
+    holders: set[int] = set()
+    if not pipe_ids:
+        return holders
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return holders
+    me = os.getpid()
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # another user's process, or gone
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in pipe_ids:
+                    holders.add(pid)
+                    break
+            except OSError:
+                continue
+    return holders
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo and len(out) < 10000:
+        for kid in _proc_children(todo.pop()):
+            if kid not in out:
+                out.append(kid)
+                todo.append(kid)
+    return out
 
 
 def _proc_rss(pid: int) -> int | None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tfperf_lsp.bench.cache import ResultCache, cache_key
+from tfperf_lsp.bench.cache import ResultCache, cache_key, workspace_imports
 from tfperf_lsp.bench.plans import Plan, build_plan
 from tfperf_lsp.bench.protocol import Device, Result
 from tfperf_lsp.bench.report import fmt_time, hover_lines
@@ -34,19 +35,49 @@ class BenchSettings:
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None) -> "BenchSettings":
-        options = options or {}
+        return cls.parse(options)[0]
+
+    @classmethod
+    def parse(cls, options: Any, previous: "BenchSettings | None" = None) -> tuple["BenchSettings", list[str]]:
+        """Settings from the `benchmark` options, and what was wrong with them: a bad value
+        keeps the previous good one (or the default) instead of raising."""
+        base = previous or cls()
+        if not isinstance(options, dict):
+            return base, ([] if options is None else [f"benchmark: expected an object, got {options!r}"])
+        problems: list[str] = []
+
+        def number(key: str, attr: str, low: float, high: float | None = None) -> float:
+            value = options.get(key, getattr(cls(), attr))
+            try:
+                if isinstance(value, bool) or not math.isfinite(float(value)):
+                    raise ValueError
+                value = float(value)
+            except (TypeError, ValueError):
+                problems.append(f"benchmark.{key}: {value!r} is not a number; keeping {getattr(base, attr):g}")
+                return getattr(base, attr)
+            return max(low, value) if high is None else min(high, max(low, value))
+
+        raw = options.get("workerCommand")
         try:  # a list as is, a string split the way a shell would ("ssh gpu 'python3 -X dev'")
-            command = parse_command(options.get("workerCommand"))
+            if raw is not None and not isinstance(raw, (str, list)):
+                raise ValueError
+            command = parse_command(raw)
         except ValueError:
-            command = []
-        return cls(
-            time_budget=min(10.0, max(0.2, float(options.get("timeBudget", 3.0)))),
-            timeout=max(5.0, float(options.get("timeout", 60.0))),
-            device=str(options.get("device", "auto")),
-            max_input_mb=max(1.0, float(options.get("maxInputMB", 512))),
-            memory_limit_mb=max(256.0, float(options.get("memoryLimitMB", 4096))),
-            worker_command=[str(c) for c in command],
+            problems.append(f"benchmark.workerCommand: {raw!r} is not a command line; keeping the previous one")
+            command = base.worker_command
+        device = options.get("device", "auto")
+        if not isinstance(device, str):
+            problems.append(f"benchmark.device: {device!r} is not a string; keeping {base.device!r}")
+            device = base.device
+        settings = cls(
+            time_budget=number("timeBudget", "time_budget", 0.2, 10.0),
+            timeout=number("timeout", "timeout", 5.0),
+            device=device,
+            max_input_mb=number("maxInputMB", "max_input_mb", 1.0),
+            memory_limit_mb=number("memoryLimitMB", "memory_limit_mb", 256.0),
+            worker_command=list(command),
         )
+        return settings, problems
 
 
 @dataclass
@@ -112,10 +143,19 @@ class BenchService:
 
     # ------------------------------------------------------------------ plans and results
     def plan(self, analysis, finding) -> Plan:
-        return build_plan(
+        plan = build_plan(
             analysis, finding,
             max_input_mb=self.settings.max_input_mb, budget_s=self.settings.time_budget, device=self.settings.device,
         )
+        path = getattr(analysis.source, "path", None)
+        if plan.job is not None and path:
+            # The worker imports the file's sibling modules from here (and nothing from its cwd).
+            plan.job.meta["folder"] = os.path.dirname(os.path.abspath(path))
+        return plan
+
+    def key(self, plan: Plan, device: Device, tf_version: str) -> str:
+        """The cache key: the job's code and the workspace modules it imports, by content."""
+        return cache_key(plan.job, device, tf_version, workspace_imports(plan.job, plan.job.meta.get("folder")))
 
     def has_results(self, uri: str) -> bool:
         """Whether any result was ever stored for this file (cheap: one directory check)."""
@@ -125,7 +165,7 @@ class BenchService:
         if plan.job is None or self.worker is None:
             return None
         device, tf_version = self.worker
-        return self.cache.get(cache_key(plan.job, device, tf_version))
+        return self.cache.get(self.key(plan, device, tf_version))
 
     def run(self, plan: Plan, uri: str | None = None, on_progress=None, cancel=None, use_cache: bool = True) -> Outcome:
         """Blocking: the CLI, or a server thread."""
@@ -155,7 +195,7 @@ class BenchService:
         if result.device is not None and result.tf_version:
             self.worker = (result.device, result.tf_version)
             self._save_worker()
-            key = cache_key(plan.job, result.device, result.tf_version)
+            key = self.key(plan, result.device, result.tf_version)
             self.cache.put(key, result, uri=uri)
             self._session_keys.add(key)
         if plan.traces_per_call:
@@ -167,7 +207,7 @@ class BenchService:
 
     def measured_now(self, plan: Plan) -> bool:
         """Whether this process measured the plan (as opposed to finding it from an earlier run)."""
-        return plan.job is not None and self.worker is not None and cache_key(plan.job, *self.worker) in self._session_keys
+        return plan.job is not None and self.worker is not None and self.key(plan, *self.worker) in self._session_keys
 
     def forget_session_results(self) -> None:
         self._session_keys.clear()
@@ -178,6 +218,8 @@ class BenchService:
         return os.path.join(str(self.cache.root), name)
 
     def _remembered_worker(self):
+        if not self.cache.usable():
+            return None
         try:
             with open(self._worker_file(), encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -190,7 +232,8 @@ class BenchService:
 
         device, tf_version = self.worker
         try:
-            os.makedirs(str(self.cache.root), exist_ok=True)
+            if not self.cache.usable(create=True):
+                return
             with open(self._worker_file(), "w", encoding="utf-8") as handle:
                 json.dump({"device": asdict(device), "tf_version": tf_version}, handle)
         except OSError as exc:

@@ -151,6 +151,26 @@ def _import_tf():
     return tf
 
 
+def _safe_sys_path() -> None:
+    """Drop the working directory from sys.path before anything is imported: an old Python
+    started without -P / PYTHONSAFEPATH puts it first, and a `tensorflow.py` there would run."""
+    cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != cwd]
+
+
+def _enter_job_folder(job: Job) -> None:
+    """After TensorFlow is imported: the analysed file's folder goes first on sys.path (its
+    sibling modules import as when the file runs) and becomes the working directory."""
+    folder = job.meta.get("folder")
+    if not isinstance(folder, str) or not os.path.isdir(folder):
+        return
+    sys.path.insert(0, folder)
+    try:
+        os.chdir(folder)
+    except OSError:
+        pass
+
+
 def _read_message() -> dict | None:
     line = sys.stdin.buffer.readline()
     if not line:
@@ -159,6 +179,7 @@ def _read_message() -> dict | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _safe_sys_path()
     channel = Channel()
     faulthandler.enable()  # a segfault in native code leaves a Python traceback on stderr
     limit_mb = _parse_args(sys.argv[1:] if argv is None else argv)
@@ -195,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                                        tf_version=tf.__version__, python=python)
     else:
         from . import tfjob
+        _enter_job_folder(job)
         try:
             result = tfjob.run_job(tf, job, device, channel.progress)
         except Exception as e:  # noqa: BLE001 - a bug of ours still ends as a result

@@ -7,6 +7,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from tfperf_lsp import __version__
+from tfperf_lsp.lsp.refusals import is_refusal
 from tfperf_lsp.lsp.state import ServerState
 
 log = logging.getLogger("tfperf_lsp")
@@ -19,7 +20,10 @@ class TfperfServer(LanguageServer):
 
     def report_server_error(self, error, source):
         # Log every internal error with its traceback instead of a popup per failure; the
-        # request that failed still gets its error response.
+        # request that failed still gets its error response. Expected refusals are not errors.
+        if is_refusal(error):
+            log.info("%s", error)
+            return
         log.exception("internal error (%s): %s", getattr(source, "__name__", source), error, exc_info=error)
 
 

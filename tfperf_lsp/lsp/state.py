@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shlex
+import shutil
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,10 +42,17 @@ class ServerState:
         # Benchmarks run user code: refused only when the client says the workspace is untrusted
         # (VS Code does); editors without workspace trust (Neovim, Helix) send nothing.
         self.trusted = True
+        # A worker command inside the workspace runs only when trust was said explicitly
+        # (project-local editor settings can choose the command).
+        self.trust_explicit = False
+        self.worker_announced = False
+        self.roots: list[str] = []
+        self.reported_problems: set[str] = set()
         self.pull_diagnostics = False
         self.sessions: dict[str, DocumentSession] = {}
         self.results: dict[str, DocumentResult] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.inflight: dict[tuple[str, int | None], asyncio.Future] = {}  # shared analyses
         self.too_large: set[str] = set()
         self.generation = 0  # bumped when findings change for reasons other than the text
         self._lock = threading.Lock()
@@ -50,26 +60,73 @@ class ServerState:
         # The worker's stderr is mostly TensorFlow's start-up chatter: debug level.
         self.bench = BenchService(log_line=lambda line: log.debug("benchmark worker: %s", line))
         self.problems: dict[tuple[str, str], str] = {}  # (uri, finding id) -> why a benchmark failed
-        self.warming = None  # the task starting the first spare worker (see features/benchmark.py)
 
     # ------------------------------------------------------------------ settings
     def set_roots(self, roots: list[str]) -> None:
+        self.roots = [os.path.realpath(r) for r in roots]
         self.index = WorkspaceIndex(roots, self._open_text)
 
     def update_options(self, options: dict[str, Any] | None) -> None:
+        """Merge new options; a bad value is reported once and the last good one is kept."""
         if not isinstance(options, dict):
             return
         merged = {**self.options, **options}
         if "workspaceTrusted" in options:
-            self.trusted = bool(options["workspaceTrusted"])
+            self.trusted = options["workspaceTrusted"] is not False
+            self.trust_explicit = options["workspaceTrusted"] is True
+        bench, problems = BenchSettings.parse(merged.get("benchmark"), self.bench.settings)
+        level = merged.get("logLevel", "info")
+        if not isinstance(level, str) or not isinstance(getattr(logging, level.upper(), None), int):
+            problems.append(f"logLevel: {level!r} is not one of debug, info, warning, error")
+            merged["logLevel"] = self.options.get("logLevel", "info")
+        try:
+            settings_for(None, merged)
+        except Exception as exc:  # noqa: BLE001 - a value the settings cannot take: keep the old ones
+            problems.append(f"settings: {exc}; keeping the previous settings")
+            merged = {**self.options, "benchmark": merged.get("benchmark")}
         self.options = merged
-        self.bench.configure(BenchSettings.from_options(merged.get("benchmark")))
-        level = str(merged.get("logLevel", "info")).upper()
-        logging.getLogger("tfperf_lsp").setLevel(getattr(logging, level, logging.INFO))
+        self.bench.configure(bench)
+        logging.getLogger("tfperf_lsp").setLevel(getattr(logging, str(merged.get("logLevel", "info")).upper(), logging.INFO))
+        for problem in problems:
+            if problem not in self.reported_problems:
+                self.reported_problems.add(problem)
+                log.warning("settings: %s", problem)
 
     def settings(self, uri: str) -> Settings:
-        settings = settings_for(to_fs_path(uri), self.options)
+        try:
+            settings = settings_for(to_fs_path(uri), self.options)
+        except Exception as exc:  # noqa: BLE001 - a bad project file must not stop the analysis
+            log.debug("settings for %s: %s", uri, exc)
+            settings = settings_for(None, {})
         return settings.with_probe(self.bench.device_facts())
+
+    # ------------------------------------------------------------------ the worker command
+    def worker_command_line(self) -> str:
+        from tfperf_lsp.bench import ship
+        from tfperf_lsp.bench.procs import worker_argv
+
+        command = self.bench.settings.worker_command
+        if command and ship.ships(command):
+            return shlex.join(command) + " (the worker's code is sent on its standard input)"
+        return shlex.join(worker_argv(command or None, None))
+
+    def worker_command_inside_workspace(self) -> str | None:
+        """The first part of the configured worker command (its program, or a file it is given)
+        that lives inside a workspace folder, or None."""
+        command = self.bench.settings.worker_command
+        if not command or not self.roots:
+            return None
+        candidates = [shutil.which(command[0]) or command[0]] + list(command[1:])
+        for part in candidates:
+            if os.sep not in part and part is not candidates[0]:
+                continue
+            path = os.path.realpath(os.path.abspath(part))
+            if not os.path.exists(path):
+                continue
+            for root in self.roots:
+                if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+                    return part
+        return None
 
     # ------------------------------------------------------------------ analysis
     def cached(self, uri: str, version: int | None) -> DocumentResult | None:
@@ -151,11 +208,18 @@ class ServerState:
         return self.bench.worker[0].label() if self.bench.worker else None
 
     def forget(self, uri: str) -> None:
+        """The document was closed: keep nothing of it (memory grew with every document)."""
         self.sessions.pop(uri, None)
         self.results.pop(uri, None)
+        self.too_large.discard(uri)
+        for key in [k for k in self.problems if k[0] == uri]:
+            del self.problems[key]
         task = self.pending.pop(uri, None)
         if task:
             task.cancel()
+        path = to_fs_path(uri)
+        if path:
+            self.index.forget(path)
 
     def dependents_of(self, uri: str) -> list[str]:
         """Open documents whose findings used facts from ``uri``."""

@@ -77,12 +77,26 @@ def tf_alias(ctx, at_line: int) -> tuple[str, list[Edit]]:
     if alias is None:
         return "tf", [import_edit(ctx.source, ctx.facts.tree, "import tensorflow as tf")]
     node = ctx.facts.imports.import_nodes.get(alias)
-    if node is not None and node.lineno - 1 >= at_line:
+    # The last import of the alias is remembered; a file that re-imports it block after block
+    # already has one above this line (adding another each round never reached a fixed point).
+    if node is not None and node.lineno - 1 >= at_line and not _imported_above(ctx.facts.tree, alias, at_line):
         return alias, [import_edit(ctx.source, ctx.facts.tree, f"import tensorflow as {alias}" if alias != "tensorflow" else "import tensorflow")]
     return alias, []
 
 
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v2", "tensorflow.compat.v1")
+
+
+def _imported_above(tree: ast.Module, alias: str, at_line: int) -> bool:
+    """Whether a module-level ``import tensorflow... as alias`` comes before ``at_line``."""
+    for stmt in tree.body:
+        if stmt.lineno - 1 >= at_line:
+            return False
+        if isinstance(stmt, ast.Import) and any(
+            a.name in _TF_MODULES and (a.asname or a.name) == alias for a in stmt.names
+        ):
+            return True
+    return False
 
 
 def import_edit(source: SourceText, tree: ast.Module, statement: str) -> Edit:

@@ -18,5 +18,6 @@ export function interpreterBlocked(workspaceTrusted: boolean, interpreter: strin
     return notices.untrustedInterpreter(interpreter);
 }
 
-/** Server commands that run code; everything else (rule docs, clearing results) is harmless. */
-export const CODE_RUNNING_COMMANDS: ReadonlySet<string> = new Set(['tfperf.benchmark', 'tfperf.benchmarkFile', 'tfperf.observe']);
+/** Server commands that run code (the probe starts the worker: its command, TensorFlow's import);
+ * everything else (rule docs, clearing results) is harmless. */
+export const CODE_RUNNING_COMMANDS: ReadonlySet<string> = new Set(['tfperf.benchmark', 'tfperf.benchmarkFile', 'tfperf.probeDevice', 'tfperf.observe']);

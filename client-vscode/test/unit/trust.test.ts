@@ -35,6 +35,7 @@ describe('CODE_RUNNING_COMMANDS', () => {
         assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.benchmark'));
         assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.benchmarkFile'));
         assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.observe'));
+        assert.ok(CODE_RUNNING_COMMANDS.has('tfperf.probeDevice')); // starts the worker: runs code
         assert.ok(!CODE_RUNNING_COMMANDS.has('tfperf.showRuleDocs'));
         assert.ok(!CODE_RUNNING_COMMANDS.has('tfperf.clearBenchmarks'));
     });

@@ -1,6 +1,8 @@
 """Benchmarks from the editor: code action / code lens -> command -> progress -> results in hovers.
 
-Only on explicit request, never in a workspace the client says is untrusted. The worker runs in
+Only on explicit request, never in a workspace the client says is untrusted. No process starts
+before the first explicit benchmark or probe of the session (a code action or a hover starts
+nothing); after it the pool keeps a spare worker warm. The worker runs in
 another process; nothing here waits on it except the command's own request. Results come back
 through the on-disk cache (bench/service.py), so they follow the code: when the snippet
 changes, its result is no longer found.
@@ -18,6 +20,7 @@ from tfperf_lsp.bench.plans import benchmark_title
 from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
 from tfperf_lsp.lsp.features.documents import codec, current_result
+from tfperf_lsp.lsp.refusals import Refusal
 
 log = logging.getLogger("tfperf_lsp")
 
@@ -77,11 +80,14 @@ def register(server) -> None:
 
     @server.command("tfperf.probeDevice")
     async def probe_device(ls):
-        """Start a worker (imports TensorFlow, runs no user code) and learn the device."""
+        """Start a worker and learn the device. It runs code (the worker command, TensorFlow's
+        import, whatever the environment loads): refused like a benchmark."""
+        _check_may_run(ls)
+        log.info("starting the benchmark worker: %s", state.worker_command_line())
         try:
             device, tf_version = await asyncio.to_thread(state.bench.probe)
         except Exception as exc:  # noqa: BLE001 - no TF in this environment, a bad worker command
-            raise RuntimeError(f"cannot start a benchmark worker: {exc}") from exc
+            raise Refusal(f"cannot start a benchmark worker: {exc}") from exc
         notify_status(ls, "ready")
         await _refresh(ls)  # device-dependent rules (mixed precision) may now speak
         return {"device": device.label(), "tensorflow": tf_version, "compute_capability": device.compute_capability}
@@ -105,30 +111,11 @@ def notify_status(ls, state: str, message: str | None = None) -> None:
     })
 
 
-def warm_spare(ls) -> None:
-    """The user is looking at a benchmarkable finding: start a worker (it imports TensorFlow) so
-    the benchmark starts at once, and tell the client which device it found."""
-    state = ls.state
-    if state.warming is not None:
-        return
-
-    async def warm():
-        try:
-            await asyncio.to_thread(state.bench.probe)
-            notify_status(ls, "ready")
-        except Exception as exc:  # noqa: BLE001 - the benchmark itself will report the failure
-            log.info("no benchmark worker: %s", exc)
-
-    state.warming = asyncio.ensure_future(warm())
-
-
 def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAction]:
     title = benchmark_title(finding)
     if title is None or result.analysis.stale:
         return []
-    trusted = ls.state.trusted
-    if trusted:
-        warm_spare(ls)
+    trusted = ls.state.trusted  # nothing starts here: a code action is not a request to run code
     return [
         types.CodeAction(
             title=title,
@@ -140,21 +127,50 @@ def benchmark_actions(ls, uri, result, finding, diagnostic) -> list[types.CodeAc
     ]
 
 
-async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
+def _check_may_run(ls) -> None:
+    """Raise a Refusal unless this workspace may run code, with the worker command it has."""
     state = ls.state
     if not state.trusted:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=UNTRUSTED))
-        raise PermissionError(UNTRUSTED)
+        raise Refusal(UNTRUSTED)
+    inside = state.worker_command_inside_workspace()
+    if inside and not state.trust_explicit:
+        message = (f"The benchmark worker command {inside} lives inside the workspace: set "
+                   "workspaceTrusted to true (or trust the workspace in your editor) to run it.")
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        raise Refusal(message)
+
+
+def _cancel_with_request(ls, task) -> None:
+    """$/cancelRequest cancels pygls's future for workspace/executeCommand, not the task running
+    the command (a separate task): forward the cancel, so the worker is killed at once."""
+    try:
+        msg_id = ls.protocol._ctx_msg_id.get()  # noqa: SLF001 - set by pygls for this request
+        request = ls.protocol._request_futures.get(msg_id)  # noqa: SLF001
+    except (AttributeError, LookupError):
+        return
+    if request is not None:
+        request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+
+
+async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
+    state = ls.state
+    _check_may_run(ls)
     result = await current_result(ls, uri)
     if result is None or result.analysis.stale:
-        raise ValueError("the file does not parse: fix the syntax error first")
+        raise Refusal("the file does not parse: fix the syntax error first")
     findings = [result.analysis.finding(i) for i in finding_ids]
     findings = [f for f in findings if f is not None]
     if not findings:
-        raise ValueError("the finding is gone (the file changed): ask again from the current text")
-    token = str(uuid.uuid4())
-    progress = await _start_progress(ls, token, findings)
+        raise Refusal("the finding is gone (the file changed): ask again from the current text")
     task = asyncio.current_task()
+    _cancel_with_request(ls, task)
+    token = str(uuid.uuid4())
+    command = state.worker_command_line()
+    if not state.worker_announced:
+        state.worker_announced = True
+        log.info("benchmark worker command: %s", command)
+    progress = await _start_progress(ls, token, findings, command)
     cancel = ls.work_done_progress.tokens.get(token) if progress else None
     if cancel is not None:
         cancel.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
@@ -197,7 +213,7 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
     return {"results": answers}
 
 
-async def _start_progress(ls, token: str, findings) -> bool:
+async def _start_progress(ls, token: str, findings, command: str) -> bool:
     window = ls.client_capabilities.window
     if not (window and window.work_done_progress):
         return False
@@ -207,7 +223,9 @@ async def _start_progress(ls, token: str, findings) -> bool:
         log.debug("no work done progress: %s", exc)
         return False
     title = "tfperf: benchmarking " + (findings[0].code if len(findings) == 1 else f"{len(findings)} findings")
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=True))
+    # The first message names the command that runs: project-local editor settings can choose it.
+    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+        title=title, message=f"worker: {command}", percentage=0, cancellable=True))
     return True
 
 

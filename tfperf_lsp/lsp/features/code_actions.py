@@ -10,6 +10,7 @@ from tfperf_lsp.engine import fix_for, suppression_edit_text
 from tfperf_lsp.lsp.convert import SOURCE, from_position, to_diagnostic, workspace_edit
 from tfperf_lsp.lsp.features.benchmark import benchmark_actions
 from tfperf_lsp.lsp.features.documents import codec, current_result
+from tfperf_lsp.lsp.refusals import ContentModified, Refusal
 from tfperf_lsp.model import Edit, Pos, Span
 
 log = logging.getLogger("tfperf_lsp")
@@ -21,8 +22,9 @@ DOCS_KIND = types.CodeActionKind.Empty
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tfperf"
 
 
-class StaleDocument(Exception):
-    """The document changed after the action was offered: its edit would land in the wrong place."""
+class StaleDocument(ContentModified):
+    """The document changed after the action was offered: its edit would land in the wrong place.
+    ContentModified (-32801): clients drop the answer quietly and ask again."""
 
 
 def register(server) -> None:
@@ -64,8 +66,9 @@ def register(server) -> None:
                     data={"uri": uri, "version": result.version, "id": finding.id, "action": "fix"},
                 )
                 if not lazy:
-                    action = resolve(ls, action)
-                actions.append(action)
+                    action = _resolved_or_none(ls, action, finding)
+                if action is not None:
+                    actions.append(action)
             if _wanted(only, IGNORE_KIND):
                 actions.append(_ignore_action(ls, uri, result, finding, diagnostic))
             if _wanted(only, DOCS_KIND) and only is None:
@@ -86,6 +89,18 @@ def register(server) -> None:
         return resolve(ls, action)
 
 
+def _resolved_or_none(ls, action: types.CodeAction, finding) -> types.CodeAction | None:
+    """The action with its edit, or None when the fix cannot be built here (LibCST refuses a
+    tab-indented file, say): that one action drops out, the others stay."""
+    try:
+        return resolve(ls, action)
+    except (StaleDocument, Refusal):
+        return None
+    except Exception:  # noqa: BLE001 - one broken fix must not take the whole answer
+        log.exception("the fix for %s (%s) could not be built", finding.code, finding.id)
+        return None
+
+
 def resolve(ls, action: types.CodeAction) -> types.CodeAction:
     data = action.data if isinstance(action.data, dict) else {}
     if data.get("action") != "fix":
@@ -96,7 +111,11 @@ def resolve(ls, action: types.CodeAction) -> types.CodeAction:
     if document.version != data.get("version") or result is None:
         raise StaleDocument(f"{uri} changed since this fix was offered; ask for code actions again")
     finding = result.analysis.finding(data["id"])
-    fix = fix_for(result.analysis, finding) if finding else None
+    try:
+        fix = fix_for(result.analysis, finding) if finding else None
+    except Exception as exc:  # noqa: BLE001 - the rewrite cannot be built for this text
+        log.info("the fix for %s cannot be built: %s", data["id"], exc)
+        raise Refusal(f"this fix cannot be applied to this file ({type(exc).__name__}: {exc})") from exc
     if fix is None:
         raise StaleDocument(f"the fix for {data['id']} is no longer available")
     action.edit = workspace_edit(

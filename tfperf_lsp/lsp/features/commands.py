@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 
 from lsprotocol import types
@@ -35,15 +36,38 @@ def register(server) -> None:
         return {"code": rule.code, "path": path}
 
 
-def _docs_file(rule) -> str:
-    """Rule docs as a markdown file any editor can open (regenerated: docs change with versions)."""
+_PRIVATE_DOCS: str | None = None
+
+
+def _docs_dir() -> str:
+    """~/.cache/tfperf/rules when it is ours and private; else a private temporary directory
+    (never a predictable name in the shared /tmp, which anyone could pre-create as a link)."""
+    global _PRIVATE_DOCS
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     directory = os.path.join(base, "tfperf", "rules")
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
+        ours = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+        if stat.S_ISDIR(st.st_mode) and ours and not st.st_mode & 0o022:
+            return directory
     except OSError:
-        directory = tempfile.gettempdir()
-    path = os.path.join(directory, f"{rule.code}.md")
-    with open(path, "w", encoding="utf-8") as handle:
+        pass
+    if _PRIVATE_DOCS is None or not os.path.isdir(_PRIVATE_DOCS):
+        _PRIVATE_DOCS = tempfile.mkdtemp(prefix="tfperf-rules-")
+    return _PRIVATE_DOCS
+
+
+def _docs_file(rule) -> str:
+    """Rule docs as a markdown file any editor can open (regenerated: docs change with versions).
+    Never written through a link planted at the name."""
+    path = os.path.join(_docs_dir(), f"{rule.code}.md")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:  # a link (O_NOFOLLOW refuses it) or something odd: replace it
+        os.unlink(path)
+        fd = os.open(path, flags | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(rule.markdown())
     return path

@@ -8,7 +8,8 @@ from lsprotocol import types
 
 from tfperf_lsp.lsp.convert import to_diagnostic
 from tfperf_lsp.lsp.features import observe
-from tfperf_lsp.lsp.features.documents import codec, current_result
+from tfperf_lsp.lsp.features.documents import codec, current_result, open_document
+from tfperf_lsp.lsp.refusals import Refusal
 from tfperf_lsp.lsp.state import DEBOUNCE_SECONDS
 
 log = logging.getLogger("tfperf_lsp")
@@ -89,13 +90,18 @@ def diagnostics_for(ls, uri: str, result) -> list[types.Diagnostic]:
 
 async def publish(ls, uri: str) -> None:
     try:
-        document = ls.workspace.get_text_document(uri)
-    except Exception:  # noqa: BLE001 - closed before we got here
+        document = open_document(ls, uri)
+    except Refusal:  # closed before we got here
         return
+    version = document.version
     result = await current_result(ls, uri)
-    if result is None or result.version != document.version:
+    if ls.state.pull_diagnostics or document.version != version:
         return  # superseded by a newer version: its own run will publish
-    if ls.state.pull_diagnostics:
+    if result is None:
+        # Too large to analyse (or gone): clear what an earlier, smaller version showed.
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[]))
+        return
+    if result.version != document.version:
         return
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diagnostics_for(ls, uri, result))

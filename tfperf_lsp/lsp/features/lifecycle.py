@@ -16,6 +16,9 @@ def register(server) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls, params: types.InitializeParams):
+        from tfperf_lsp.lsp.document import install
+
+        install(ls)  # LSP line breaks only (pygls's document splits on \f, \x85, ...)
         roots = [to_fs_path(f.uri) for f in params.workspace_folders or []]
         if not roots and params.root_uri:
             roots = [to_fs_path(params.root_uri)]
@@ -58,4 +61,6 @@ async def pull_configuration(ls) -> None:
     if answer and isinstance(answer[0], dict):
         ls.state.update_options(answer[0])
         for problem in ls.state.settings("file:///").problems:
-            log.warning("settings: %s", problem)
+            if problem not in ls.state.reported_problems:  # once, not on every change
+                ls.state.reported_problems.add(problem)
+                log.warning("settings: %s", problem)

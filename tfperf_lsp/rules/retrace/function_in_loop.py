@@ -157,6 +157,7 @@ class FunctionInLoop(Rule):
     def fix(self, ctx, finding):
         loop = _loop_at(ctx.facts, finding.data["loop_line"])
         stmt = ctx.facts.statement_of(_call_at(ctx, finding))
+        loop = _outermost(ctx.facts, stmt, loop)  # out of every loop at once: one --fix round
         source = ctx.source
         moved = source.slice(whole_lines(source, stmt.lineno - 1, stmt.end_lineno - 1))
         moved_lines = moved.split("\n")
@@ -186,6 +187,32 @@ def _hoistable(facts, stmt: ast.stmt, wrapper: ast.AST, loop: ast.AST) -> bool:
                 changed.add(inner.name)  # a def in the loop body: a new function per iteration
     used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
     return not (used & changed)
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _outermost(facts, stmt: ast.stmt, loop: ast.AST) -> ast.AST:
+    """The outermost enclosing loop that changes nothing the hoisted statement uses (90 nested
+    loops took 90 rounds of one level each)."""
+    used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    while True:
+        outer = facts.parent(loop)
+        if not isinstance(outer, _LOOPS) or loop not in outer.body:
+            return loop
+        changed = set(facts.loop_targets(outer))
+        for node in outer.body:
+            for inner in walk_same_scope(node):
+                if isinstance(inner, ast.Assign) and inner is not stmt:
+                    for target in inner.targets:
+                        changed.update(target_names(target))
+                elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)):
+                    changed.update(target_names(inner.target))
+                elif isinstance(inner, ScopeNode) and hasattr(inner, "name"):
+                    changed.add(inner.name)
+        if used & changed:
+            return loop
+        loop = outer
 
 
 def _loop_at(facts, line: int) -> ast.AST:
