@@ -45,9 +45,12 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 def _text(report: Report, colour: bool, concise: bool = False) -> str:
     lines = []
-    for path, finding, _ in report.findings:
-        start = finding.span.start
-        where = _paint(f"{path}:{start.line + 1}:{start.col + 1}:", "1", colour)
+    from tfperf_lsp.checker import display_location
+
+    for path, finding, result in report.findings:
+        shown, _, span = display_location(path, finding, result)  # notebooks: `path:cell N`
+        start = span.start
+        where = _paint(f"{shown}:{start.line + 1}:{start.col + 1}:", "1", colour)
         code = _paint(finding.code, "1;31", colour)
         if concise:
             lines.append(f"{where} {code} {finding.message}")
