@@ -18,6 +18,7 @@ from tfperf_lsp.bench.plans import benchmark_title
 from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
 from tfperf_lsp.lsp.features.documents import codec, current_result
+from tfperf_lsp.lsp.notebooks import module_finding
 
 log = logging.getLogger("tfperf_lsp")
 
@@ -162,7 +163,8 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
     answers = []
     try:
         for index, finding in enumerate(findings):
-            plan = await asyncio.to_thread(state.bench.plan, result.analysis, finding)
+            # A cell's plan is built on the notebook's module: earlier cells give the inputs.
+            plan = await asyncio.to_thread(state.bench.plan, *module_finding(result.analysis, finding))
             if plan.job is None:
                 answers.append({"findingId": finding.id, "code": finding.code, "verdict": "error", "summary": plan.problem})
                 state.remember_problem(uri, finding.id, plan.problem)

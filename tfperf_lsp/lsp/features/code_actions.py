@@ -6,10 +6,11 @@ import logging
 
 from lsprotocol import types
 
-from tfperf_lsp.engine import fix_for, suppression_edit_text
+from tfperf_lsp.engine import suppression_edit_text
 from tfperf_lsp.lsp.convert import SOURCE, from_position, to_diagnostic, workspace_edit
 from tfperf_lsp.lsp.features.benchmark import benchmark_actions
 from tfperf_lsp.lsp.features.documents import codec, current_result
+from tfperf_lsp.lsp.notebooks import cell_fix
 from tfperf_lsp.model import Edit, Pos, Span
 
 log = logging.getLogger("tfperf_lsp")
@@ -96,7 +97,7 @@ def resolve(ls, action: types.CodeAction) -> types.CodeAction:
     if document.version != data.get("version") or result is None:
         raise StaleDocument(f"{uri} changed since this fix was offered; ask for code actions again")
     finding = result.analysis.finding(data["id"])
-    fix = fix_for(result.analysis, finding) if finding else None
+    fix = cell_fix(result.analysis, finding) if finding else None  # fix_for, mapped into a cell
     if fix is None:
         raise StaleDocument(f"the fix for {data['id']} is no longer available")
     action.edit = workspace_edit(
