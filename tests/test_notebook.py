@@ -62,12 +62,14 @@ def test_json_has_the_cell_and_positions_inside_it(nb, capsys):
 
 def test_magics_are_masked_not_errors():
     cells = [(0, "%matplotlib inline\n!pip install x\nfiles = !ls\nx = %time f()\nlen?\n??len\nimport os"),
-             (1, "%%bash\necho $HOME (not python\n"), (2, "for i in range(2):\n    !echo hi\n")]
+             (1, "%%bash\necho $HOME (not python\n"), (2, "for i in range(2):\n    !echo hi\n"),
+             (3, "!python train.py \\\n  --flag=1 \\\n  --other\nx = 1\n")]
     notebook = build(cells)
-    assert [c.syntax_error for c in notebook.cells] == [None, None, None]
+    assert [c.syntax_error for c in notebook.cells] == [None, None, None, None]
+    assert notebook.cells[3].masked_lines == {0, 1, 2}  # a shell escape continued with backslashes
     assert notebook.cells[0].masked_lines == {0, 1, 2, 3, 4, 5}
     assert notebook.cells[1].whole_masked
-    assert notebook.text.splitlines()[-1] == "    pass  # masked IPython line"  # keeps the block valid
+    assert notebook.text.splitlines()[-5] == "    pass  # masked IPython line"  # keeps the block valid
 
 
 def test_a_broken_cell_is_reported_and_the_others_analysed(tmp_path, monkeypatch, capsys):

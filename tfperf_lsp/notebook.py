@@ -134,10 +134,16 @@ def _assemble(notebook: Notebook) -> None:
             cell_lines.pop()
         masked = []
         cell.masked_lines = set()
+        continued = False  # IPython joins a magic's lines that end with a backslash
         for number, text in enumerate(cell_lines):
             if cell.whole_masked:
                 masked.append("")
+            elif continued:
+                cell.masked_lines.add(number)
+                masked.append("")
+                continued = text.rstrip().endswith("\\")
             elif _is_ipython_line(text):
+                continued = text.rstrip().endswith("\\")
                 cell.masked_lines.add(number)
                 masked.append(text[: len(text) - len(text.lstrip())] + MASK)
             else:

@@ -219,6 +219,25 @@ async function trusted(page) {
         signal(`ui-${name}`);
         while (probe().phase === phase) await sleep(200);
     }
+
+    // The notebook: a squiggle in a cell, the mouse hover on it, a screenshot before and after the fix.
+    if ((await waitPhase(['notebook', 'done'], 240000)) === 'notebook') {
+        await sleep(1500);
+        const inCells = await page.$$eval('.part.editor .notebook-editor .monaco-editor .view-overlays [class*="squiggly-"]', (els) => els.length);
+        check('notebook: squiggles visible in the cells', inCells > 0, inCells);
+        await shot(page, '06-notebook');
+        const hover = await hoverSquiggle(page, null, (t) => /TFP/.test(t));
+        check('notebook: mouse hover on a cell squiggle shows the tfperf hover', /TFP/.test(hover), hover.slice(0, 300));
+        await shot(page, '07-notebook-hover');
+        await page.mouse.move(5, 5);
+        await page.keyboard.press('Escape');
+        signal('ui-notebook');
+        if ((await waitPhase(['notebook-fixed', 'done'], 90000)) === 'notebook-fixed') {
+            await sleep(1500);
+            await shot(page, '08-notebook-fixed');
+        }
+        signal('ui-notebook-fixed');
+    }
 }
 
 async function restricted(page) {
