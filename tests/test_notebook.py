@@ -134,3 +134,12 @@ def test_directories_include_notebooks_and_the_include_setting(nb, capsys, tmp_p
     (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\ninclude = [".py"]\n')
     assert main(["check", "."]) == 0
     assert "nb.ipynb" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["github", "gitlab", "sarif", "junit"])
+def test_ci_formats_give_the_row_inside_the_cell_and_name_it(nb, capsys, fmt):
+    main(["check", "nb.ipynb", "--output-format", fmt])
+    out = capsys.readouterr().out
+    assert "cell 3: `f` is traced again" in out
+    row = {"github": "line=2,", "gitlab": '"begin": 2', "sarif": '"startLine": 2', "junit": 'line="2"'}[fmt]
+    assert row in out
