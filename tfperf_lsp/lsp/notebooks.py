@@ -111,6 +111,12 @@ def cell_fix(analysis: Analysis, finding):
     return replace(fix, edits=tuple(grouped[view.number]))
 
 
+def results_uri(ls, uri: str) -> str:
+    """Where benchmark results of ``uri`` are filed: a cell's under its notebook."""
+    notebook = notebook_of(ls, uri)
+    return notebook.uri if notebook is not None else uri
+
+
 def module_finding(analysis: Analysis, finding):
     """(module analysis, module finding) for a benchmark plan: earlier cells give the inputs."""
     view = getattr(analysis, "notebook_view", None)

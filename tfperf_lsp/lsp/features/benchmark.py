@@ -18,7 +18,7 @@ from tfperf_lsp.bench.plans import benchmark_title
 from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
 from tfperf_lsp.lsp.features.documents import codec, current_result
-from tfperf_lsp.lsp.notebooks import module_finding
+from tfperf_lsp.lsp.notebooks import module_finding, results_uri
 
 log = logging.getLogger("tfperf_lsp")
 
@@ -179,7 +179,8 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
                         token, types.WorkDoneProgressReport(message=text, percentage=int(overall * 100), cancellable=True)
                     )
 
-            outcome = await state.bench.run_async(plan, uri, on_progress=report)
+            # A cell's results are stored under its notebook, whose analysis shows them in every cell.
+            outcome = await state.bench.run_async(plan, results_uri(ls, uri), on_progress=report)
             summary = outcome.result.summary
             answer = {"findingId": finding.id, "code": finding.code, "verdict": outcome.result.verdict, "summary": summary, "cached": outcome.cached}
             answers.append(answer)
