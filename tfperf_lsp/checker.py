@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tfperf_lsp.config import settings_for
 from tfperf_lsp.engine import Analysis, analyze, fix_for
@@ -27,9 +27,16 @@ class FileResult:
     fixes_withheld: list[tuple[Finding, str]] = field(default_factory=list)
     device_used: str | None = None  # the device facts device-dependent rules read, described
     unknown_rules: tuple[str, ...] = ()  # selectors in the settings that name no rule
+    notebook: object | None = None  # notebook.Notebook for an .ipynb: maps lines to cells
+    diff: str | None = None  # a notebook's diff, cell by cell
+    cell_problems: list[FileProblem] = field(default_factory=list)  # cells that do not parse
 
 
 def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
+    if path and path.endswith(".ipynb"):
+        from tfperf_lsp.notebook_check import check_notebook
+
+        return check_notebook(path, text, options, workspace, fix, unsafe, device)
     settings = settings_for(path, options).with_probe(device, source="flag")
     analysis = analyze(text, path, settings, workspace)
     if analysis.parse_error:
@@ -118,16 +125,28 @@ def fix_until_stable(text: str, analysis: Analysis, path, settings, workspace, u
     return new_text, new_analysis
 
 
-def finding_line(path: str, finding: Finding) -> str:
-    start = finding.span.start
+def finding_line(path: str, finding: Finding, result: FileResult | None = None) -> str:
+    where, _, span = display_location(path, finding, result)
+    start = span.start
     marker = " [*]" if finding.fix_title and finding.fix_applicability == "safe" else ""
-    return f"{path}:{start.line + 1}:{start.col + 1}: {finding.code}{marker} [{finding.category}] {finding.message}"
+    return f"{where}:{start.line + 1}:{start.col + 1}: {finding.code}{marker} [{finding.category}] {finding.message}"
+
+
+def display_location(path: str, finding: Finding, result: FileResult | None):
+    """(``path`` or ``path:cell N``, cell number or None, the span as the user sees it)."""
+    from tfperf_lsp.notebook_check import cell_location
+
+    return cell_location(result.notebook if result else None, path, finding.span)
 
 
 def finding_json(path: str, finding: Finding, result: FileResult) -> dict:
+    _, cell, span = display_location(path, finding, result)
     fix = None
     if finding.fix_title and result.analysis is not None:
         built = fix_for(result.analysis, finding)
+        if built is not None and result.notebook is not None:  # edits inside the cell, or no fix
+            grouped = result.notebook.edits_by_cell(built.edits)
+            built = replace(built, edits=tuple(grouped[cell])) if grouped and list(grouped) == [cell] else None
         if built is not None:
             fix = {
                 "message": built.title,
@@ -149,8 +168,9 @@ def finding_json(path: str, finding: Finding, result: FileResult) -> dict:
         "severity": finding.severity.value,
         "message": finding.message,
         "filename": path,
-        "location": {"row": finding.span.start.line + 1, "column": finding.span.start.col + 1},
-        "end_location": {"row": finding.span.end.line + 1, "column": finding.span.end.col + 1},
+        "location": {"row": span.start.line + 1, "column": span.start.col + 1},
+        "end_location": {"row": span.end.line + 1, "column": span.end.col + 1},
+        **({"cell": cell} if result.notebook is not None else {}),
         "fix": fix,
         "url": rule.doc_url if rule else None,
         # Device-dependent findings say which device facts they assumed, and from where.

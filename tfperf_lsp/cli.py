@@ -144,7 +144,7 @@ def _check(args) -> int:
     else:
         files, problems = discover(args.paths, _file_selection(args))
         if not files and not problems:
-            print("tfperf: no Python files found in " + " ".join(args.paths)
+            print("tfperf: no Python files or notebooks found in " + " ".join(args.paths)
                   + " (after `exclude` and .gitignore: --no-respect-gitignore, --exclude change them)", file=sys.stderr)
             return 2
     roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in (["."] if stdin else args.paths)]
@@ -172,6 +172,7 @@ def _check(args) -> int:
         if result.problem:
             report.problems.append(replace(result.problem, path=path))
             continue
+        report.problems.extend(result.cell_problems)  # a notebook's other cells were still analysed
         notices.update(dict.fromkeys(result.settings_problems))
         unknown_rules |= bool(result.unknown_rules)
         if result.new_text is not None and result.new_text != text:
@@ -179,7 +180,7 @@ def _check(args) -> int:
             if args.diff:
                 from tfperf_lsp.rewrite.edits import unified_diff
 
-                sys.stdout.write(unified_diff(path, text, result.new_text))
+                sys.stdout.write(result.diff if result.diff is not None else unified_diff(path, text, result.new_text))
             elif stdin:
                 sys.stdout.write(result.new_text)  # as ruff: the fixed source on stdout
             else:

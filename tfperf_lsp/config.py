@@ -60,7 +60,7 @@ class DeviceFacts:
 # Keys [tool.tfperf] understands; anything else gets a warning naming the nearest one.
 PROJECT_KEYS = (
     "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "extend-per-file-ignores",
-    "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "rules", "device", "keras-version",
+    "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "include", "rules", "device", "keras-version",
     "kerasVersion", "inlayHints", "lintOnChange", "lint-tests", "lintTests", "codeLens",
 )
 

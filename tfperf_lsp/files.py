@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pathspec
 
 MAX_BYTES = 5_000_000  # larger files are generated code or data; analysing them helps nobody
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # `include` in [tool.tfperf] replaces it
 # Folders and files skipped by default, as ruff's default `exclude`. `exclude` in [tool.tfperf]
 # or on the command line replaces this list; `extend-exclude` adds to it.
 DEFAULT_EXCLUDE = (
@@ -46,6 +46,7 @@ class FileSelection:
     exclude: tuple[tuple[str, str], ...] = tuple((".", g) for g in DEFAULT_EXCLUDE)
     respect_gitignore: bool = True
     force_exclude: bool = False  # also exclude files named on the command line
+    include: tuple[str, ...] = SOURCE_SUFFIXES  # extensions a directory walk reads
 
     @functools.cached_property
     def _specs(self):
@@ -83,8 +84,11 @@ def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
     """Apply ``exclude`` (replaces), ``extend-exclude`` (adds), ``respect-gitignore`` and
     ``force-exclude`` of each (options, root) layer in turn: [tool.tfperf], then the command line."""
     exclude = [(".", g) for g in DEFAULT_EXCLUDE]
-    respect, force = True, False
+    respect, force, include = True, False, SOURCE_SUFFIXES
     for options, root in layers:
+        wanted = options.get("include")
+        if isinstance(wanted, list) and wanted and all(isinstance(w, str) for w in wanted):
+            include = tuple("." + w.lstrip("*.") for w in wanted)  # ".ipynb" or "*.ipynb"
         if options.get("exclude") is not None:
             exclude = [(root, g) for g in options["exclude"]]
         exclude += [(root, g) for g in options.get("extend-exclude") or []]
@@ -92,7 +96,7 @@ def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
             respect = bool(options["respect-gitignore"])
         if options.get("force-exclude") is not None:
             force = bool(options["force-exclude"])
-    return FileSelection(tuple(exclude), respect, force)
+    return FileSelection(tuple(exclude), respect, force, include)
 
 
 def selection_for(paths: list[str], cli: dict | None = None) -> FileSelection:
@@ -126,7 +130,7 @@ def discover(paths: list[str], selection: FileSelection | None = None) -> tuple[
                 subdirs[:] = kept
                 for name in sorted(names):
                     full = os.path.join(directory, name)
-                    if name.endswith(SOURCE_SUFFIXES) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
+                    if name.endswith(selection.include) and not selection.excluded(full, False) and not (ignores and ignores.ignored(full, False)):
                         files.append(full)
         elif os.path.exists(path):  # a FIFO or a device too: read_source says why it is skipped
             if not (selection.force_exclude and selection.excluded_or_inside_excluded(path)):

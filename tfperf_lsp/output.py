@@ -45,9 +45,12 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 def _text(report: Report, colour: bool, concise: bool = False) -> str:
     lines = []
-    for path, finding, _ in report.findings:
-        start = finding.span.start
-        where = _paint(f"{path}:{start.line + 1}:{start.col + 1}:", "1", colour)
+    from tfperf_lsp.checker import display_location
+
+    for path, finding, result in report.findings:
+        shown, _, span = display_location(path, finding, result)  # notebooks: `path:cell N`
+        start = span.start
+        where = _paint(f"{shown}:{start.line + 1}:{start.col + 1}:", "1", colour)
         code = _paint(finding.code, "1;31", colour)
         if concise:
             lines.append(f"{where} {code} {finding.message}")
@@ -121,17 +124,27 @@ def _gh_property(value: str) -> str:
     return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def _in_file(path, finding, result):
+    """(span, message) for the CI formats: in a notebook, the span inside the cell and the message
+    naming the cell (their location fields have no place for it)."""
+    from tfperf_lsp.checker import display_location
+
+    _, cell, span = display_location(path, finding, result)
+    return span, (f"cell {cell}: {finding.message}" if cell is not None else finding.message)
+
+
 def _github(report: Report, colour: bool) -> str:
     """Workflow commands: each finding becomes an annotation on the pull request's diff."""
     lines = []
-    for path, finding, _ in report.findings:
-        start, end = finding.span.start, finding.span.end
+    for path, finding, result in report.findings:
+        span, message = _in_file(path, finding, result)
+        start, end = span.start, span.end
         level = "error" if finding.severity.value == "error" else "warning"
         props = (
             f"file={_gh_property(path)},line={start.line + 1},col={start.col + 1},"
             f"endLine={end.line + 1},endColumn={end.col + 1},title={_gh_property(f'tfperf ({finding.code})')}"
         )
-        lines.append(f"::{level} {props}::{_gh_data(f'{finding.code} {finding.message}')}")
+        lines.append(f"::{level} {props}::{_gh_data(f'{finding.code} {message}')}")
     for problem in report.problems:
         place = f",line={problem.row},col={problem.col}" if problem.row is not None else ""
         lines.append(f"::error file={_gh_property(problem.path)}{place},title=tfperf::{_gh_data(problem.message)}")
@@ -145,15 +158,16 @@ _GITLAB_SEVERITY = {"error": "major", "warning": "minor", "information": "info",
 def _gitlab(report: Report, colour: bool) -> str:
     """GitLab code quality report (a JSON array); fingerprints are stable across runs."""
     entries, seen = [], Counter()
-    for path, finding, _ in report.findings:
-        key = f"{path}\0{finding.code}\0{finding.message}"
+    for path, finding, result in report.findings:
+        span, message = _in_file(path, finding, result)
+        key = f"{path}\0{finding.code}\0{message}"
         seen[key] += 1
         entries.append({
-            "description": f"{finding.code} {finding.message}",
+            "description": f"{finding.code} {message}",
             "check_name": finding.code,
             "fingerprint": hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest(),
             "severity": _GITLAB_SEVERITY.get(finding.severity.value, "minor"),
-            "location": {"path": path, "lines": {"begin": finding.span.start.line + 1, "end": finding.span.end.line + 1}},
+            "location": {"path": path, "lines": {"begin": span.start.line + 1, "end": span.end.line + 1}},
         })
     for problem in report.problems:
         entries.append({
@@ -189,12 +203,13 @@ def _sarif(report: Report, colour: bool) -> str:
         for rule in ALL_RULES
     ]
     results = []
-    for path, finding, _ in report.findings:
-        start, end = finding.span.start, finding.span.end
+    for path, finding, checked in report.findings:
+        span, message = _in_file(path, finding, checked)
+        start, end = span.start, span.end
         result = {
             "ruleId": finding.code,
             "level": _SARIF_LEVEL.get(finding.severity.value, "warning"),
-            "message": {"text": finding.message},
+            "message": {"text": message},
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": {"uri": _uri(path)},
@@ -223,12 +238,13 @@ def _sarif(report: Report, colour: bool) -> str:
 def _junit(report: Report, colour: bool) -> str:
     """One test suite per file, one failed test case per finding (what CI test views show)."""
     by_file: dict[str, list[str]] = {}
-    for path, finding, _ in report.findings:
-        start = finding.span.start
-        text = f"{path}:{start.line + 1}:{start.col + 1}: {finding.message}"
+    for path, finding, result in report.findings:
+        span, message = _in_file(path, finding, result)
+        start = span.start
+        text = f"{path}:{start.line + 1}:{start.col + 1}: {message}"
         by_file.setdefault(path, []).append(
             f'      <testcase name={quoteattr(f"tfperf.{finding.code}")} classname={quoteattr(path)} line="{start.line + 1}">\n'
-            f'        <failure message={quoteattr(finding.message)}>{_xml_text(text)}</failure>\n'
+            f'        <failure message={quoteattr(message)}>{_xml_text(text)}</failure>\n'
             f"      </testcase>\n"
         )
     for problem in report.problems:

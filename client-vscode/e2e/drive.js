@@ -219,6 +219,39 @@ async function trusted(page) {
         signal(`ui-${name}`);
         while (probe().phase === phase) await sleep(200);
     }
+
+    // The notebook: a squiggle in a cell, the mouse hover on it, a screenshot before and after the fix.
+    if ((await waitPhase(['notebook', 'done'], 240000)) === 'notebook') {
+        await sleep(1500);
+        // VS Code draws the notebook outside `.part.editor` (an overlay): search the whole page; the
+        // notebook is the only visible editor now (hidden editors' squiggles have no width).
+        const cellSquiggles = () => page.evaluate(() => [...document.querySelectorAll('[class*="squiggly-"]')]
+            .map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0)
+            .map((r) => ({ x: r.left + Math.min(r.width / 2, 12), y: r.top + r.height / 2 })));
+        const inCells = await cellSquiggles();
+        check('notebook: squiggles visible in the cells', inCells.length > 0, inCells);
+        await shot(page, '06-notebook');
+        let hover = '';
+        for (const at of inCells.slice(0, 3)) {
+            await page.mouse.move(at.x - 3, at.y);
+            await page.mouse.move(at.x, at.y, { steps: 3 });
+            for (let i = 0; i < 10 && !/TFP/.test(hover); i++) {
+                await sleep(300);
+                hover = norm(await hoverText(page));
+            }
+            if (/TFP/.test(hover)) break;
+        }
+        check('notebook: mouse hover on a cell squiggle shows the tfperf hover', /TFP/.test(hover), hover.slice(0, 300));
+        await shot(page, '07-notebook-hover');
+        await page.mouse.move(5, 5);
+        await page.keyboard.press('Escape');
+        signal('ui-notebook');
+        if ((await waitPhase(['notebook-fixed', 'done'], 90000)) === 'notebook-fixed') {
+            await sleep(1500);
+            await shot(page, '08-notebook-fixed');
+        }
+        signal('ui-notebook-fixed');
+    }
 }
 
 async function restricted(page) {

@@ -57,6 +57,8 @@ export function createLanguageClient(parts: ClientParts): LanguageClient {
         documentSelector: [
             { scheme: 'file', language: 'python' },
             { scheme: 'untitled', language: 'python' },
+            // Jupyter notebook cells (VS Code's built-in notebooks): the server gets LSP 3.17 notebook sync.
+            { notebook: 'jupyter-notebook', language: 'python' },
         ],
         outputChannel: parts.log,
         stdioOptions: { stdout: pipeLines('info'), stderr: pipeLines('error', parts.onStderr) },

@@ -15,7 +15,11 @@ log = logging.getLogger("tfperf_lsp")
 
 class TfperfServer(LanguageServer):
     def __init__(self):
-        super().__init__("tfperf", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        from tfperf_lsp.lsp.notebooks import SELECTOR
+
+        super().__init__(
+            "tfperf", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, notebook_document_sync=SELECTOR
+        )
         self.state = ServerState(self)
 
     def report_server_error(self, error, source):

@@ -251,6 +251,57 @@ async function run() {
 
     // Restricted-Mode gating is exercised by a separate run (see run.sh); here: trust is on.
     check('workspace trusted in this run', vscode.workspace.isTrusted === (process.env.TFPERF_E2E_TRUSTED !== '0'));
+    await runNotebook(folder);
+}
+
+// A Jupyter notebook in VS Code's built-in notebook editor (no kernel): the code cells are one
+// module to the server, so a tf.function defined in one cell and called in a loop in another is found.
+const NOTEBOOK_CELLS = [
+    ['markdown', '# Training'],
+    ['code', '%matplotlib inline\nimport tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef train_step(x, step):\n    return x * 2.0 + tf.cast(step, tf.float32)\n'],
+    ['code', 'x = tf.ones([4])\nfor step in range(3):\n    train_step(x, step)\n!echo done'],
+];
+
+async function runNotebook(folder) {
+    const file = path.join(folder, 'train.ipynb');
+    fs.writeFileSync(file, JSON.stringify({
+        cells: NOTEBOOK_CELLS.map(([kind, text]) => ({
+            cell_type: kind, metadata: {}, source: text.split(/(?<=\n)/),
+            ...(kind === 'code' ? { execution_count: null, outputs: [] } : {}),
+        })),
+        metadata: { kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' }, language_info: { name: 'python' } },
+        nbformat: 4, nbformat_minor: 5,
+    }, null, 1) + '\n');
+    const notebook = await vscode.workspace.openNotebookDocument(vscode.Uri.file(file));
+    await vscode.window.showNotebookDocument(notebook);
+    const define = notebook.cellAt(1).document;
+    const loop = notebook.cellAt(2).document;
+    check('notebook cells are Python', define.languageId === 'python' && loop.languageId === 'python', [define.languageId, loop.languageId]);
+    const inLoop = await settledDiagnostics(loop.uri, 120000);
+    const retrace = inLoop.find((d) => codeOf(d) === 'TFP101');
+    check('notebook: squiggle in the loop cell for a tf.function of another cell', retrace && retrace.range.start.line === 2,
+        { cell: loop.uri.toString(), findings: inLoop.map(describe) });
+    const inDefine = await settledDiagnostics(define.uri, 30000);
+    check('notebook: diagnostics in the defining cell, positions inside it', inDefine.some((d) => codeOf(d) === 'TFP106' && d.range.start.line === 3),
+        inDefine.map(describe));
+    const hover = retrace ? await hoverText(loop.uri, retrace.range.start.translate(0, 1)) : '';
+    check('notebook: hover in a cell', /TFP101/.test(hover), hover.slice(0, 300));
+    phase('notebook', { notebookFile: file });
+    await signal('ui-notebook', 90000);
+
+    const fixable = tfperfDiagnostics(define.uri).find((d) => codeOf(d) === 'TFP106');
+    const actions = fixable ? (await vscode.commands.executeCommand('vscode.executeCodeActionProvider', define.uri, fixable.range, vscode.CodeActionKind.QuickFix.value, 50)) || [] : [];
+    const fix = actions.find((a) => a.edit && /TFP106/.test(a.title));
+    if (check('notebook: quick fix offered in a cell', fix !== undefined, actions.map((a) => a.title))) {
+        const applied = await vscode.workspace.applyEdit(fix.edit);
+        const text = define.getText();
+        check('notebook: quick fix applied to the cell', applied && text.includes('reduce_retracing=True') && !text.includes('experimental_relax_shapes'), text);
+        const gone = await waitFor(() => !tfperfDiagnostics(define.uri).some((d) => codeOf(d) === 'TFP106'), 30000);
+        check('notebook: fixed finding disappears', gone);
+        check('notebook: the other cell is untouched', loop.getText() === NOTEBOOK_CELLS[2][1]);
+    }
+    phase('notebook-fixed');
+    await signal('ui-notebook-fixed', 60000);
 }
 
 async function runRestricted() {

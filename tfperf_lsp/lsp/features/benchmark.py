@@ -21,6 +21,7 @@ from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.lsp.refusals import Refusal
+from tfperf_lsp.lsp.notebooks import module_finding, results_uri
 
 log = logging.getLogger("tfperf_lsp")
 
@@ -178,7 +179,8 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
     answers = []
     try:
         for index, finding in enumerate(findings):
-            plan = await asyncio.to_thread(state.bench.plan, result.analysis, finding)
+            # A cell's plan is built on the notebook's module: earlier cells give the inputs.
+            plan = await asyncio.to_thread(state.bench.plan, *module_finding(result.analysis, finding))
             if plan.job is None:
                 answers.append({"findingId": finding.id, "code": finding.code, "verdict": "error", "summary": plan.problem})
                 state.remember_problem(uri, finding.id, plan.problem)
@@ -193,7 +195,8 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
                         token, types.WorkDoneProgressReport(message=text, percentage=int(overall * 100), cancellable=True)
                     )
 
-            outcome = await state.bench.run_async(plan, uri, on_progress=report)
+            # A cell's results are stored under its notebook, whose analysis shows them in every cell.
+            outcome = await state.bench.run_async(plan, results_uri(ls, uri), on_progress=report)
             summary = outcome.result.summary
             answer = {"findingId": finding.id, "code": finding.code, "verdict": outcome.result.verdict, "summary": summary, "cached": outcome.cached}
             answers.append(answer)

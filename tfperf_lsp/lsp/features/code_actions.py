@@ -6,11 +6,12 @@ import logging
 
 from lsprotocol import types
 
-from tfperf_lsp.engine import fix_for, suppression_edit_text
+from tfperf_lsp.engine import suppression_edit_text
 from tfperf_lsp.lsp.convert import SOURCE, from_position, to_diagnostic, workspace_edit
 from tfperf_lsp.lsp.features.benchmark import benchmark_actions
 from tfperf_lsp.lsp.features.documents import codec, current_result
 from tfperf_lsp.lsp.refusals import ContentModified, Refusal
+from tfperf_lsp.lsp.notebooks import cell_fix
 from tfperf_lsp.model import Edit, Pos, Span
 
 log = logging.getLogger("tfperf_lsp")
@@ -112,7 +113,7 @@ def resolve(ls, action: types.CodeAction) -> types.CodeAction:
         raise StaleDocument(f"{uri} changed since this fix was offered; ask for code actions again")
     finding = result.analysis.finding(data["id"])
     try:
-        fix = fix_for(result.analysis, finding) if finding else None
+        fix = cell_fix(result.analysis, finding) if finding else None  # fix_for, mapped into a cell
     except Exception as exc:  # noqa: BLE001 - the rewrite cannot be built for this text
         log.info("the fix for %s cannot be built: %s", data["id"], exc)
         raise Refusal(f"this fix cannot be applied to this file ({type(exc).__name__}: {exc})") from exc

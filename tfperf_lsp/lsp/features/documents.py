@@ -22,6 +22,11 @@ def open_document(server, uri: str):
 
 
 async def current_result(server, uri: str) -> DocumentResult | None:
+    from tfperf_lsp.lsp.notebooks import cell_result, notebook_of
+
+    notebook = notebook_of(server, uri)
+    if notebook is not None:  # a cell: the notebook's code cells are one module
+        return await cell_result(server, notebook, uri)
     document = open_document(server, uri)
     version, text = document.version, document.source  # read together, on the event loop
     state = server.state

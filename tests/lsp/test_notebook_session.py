@@ -1,0 +1,148 @@
+"""Notebook document sync (LSP 3.17) as VS Code drives it: the code cells analysed as one module,
+diagnostics, hovers, inlay hints and quick fixes on the cell documents, re-analysis on edits."""
+import asyncio
+import os
+import sys
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for, record_versions
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+DEFINE = "%matplotlib inline\nimport tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef train_step(x, step):\n    return x * 2.0 + tf.cast(step, tf.float32)\n"
+LOOP = "x = tf.ones([4])\nfor step in range(3):\n    train_step(x, step)\n!echo done"
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, os.path.join(ROOT, "server", "tfperf_server.py")]),
+)
+async def client(lsp_client: LanguageClient, tmp_path):
+    record_versions(lsp_client)
+    lsp_client.set_configuration({"tfperf": {"inlayHints": True}})
+    capabilities = client_capabilities("visual-studio-code")
+    # VS Code 1.65's snapshot predates LSP 3.17; today's VS Code announces notebook sync.
+    capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(execution_summary_support=True)
+    )
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+        )
+    )
+    lsp_client.server_capabilities = result.capabilities
+    lsp_client.workspace_root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_notebook(client, cells):
+    """cells: (kind, text). Returns the notebook uri and the cell uris (VS Code's scheme)."""
+    path = client.workspace_root / "train.ipynb"
+    uri = path.as_uri()
+    cell_uris = [f"vscode-notebook-cell:{path}#W{i}sZmlsZQ==" for i in range(len(cells))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=uri, notebook_type="jupyter-notebook", version=1,
+                cells=[types.NotebookCell(kind=kind, document=u) for (kind, _), u in zip(cells, cell_uris)],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=u, language_id="python" if kind == types.NotebookCellKind.Code else "markdown", version=1, text=text)
+                for (kind, text), u in zip(cells, cell_uris)
+            ],
+        )
+    )
+    return uri, cell_uris
+
+
+CODE, MARKUP = types.NotebookCellKind.Code, types.NotebookCellKind.Markup
+
+
+async def test_notebook_sync_is_advertised_for_python_cells(client):
+    sync = client.server_capabilities.notebook_document_sync
+    selector = sync.notebook_selector[0]
+    assert selector.notebook == "jupyter-notebook" and selector.cells[0].language == "python"
+
+
+async def test_cells_are_one_module_and_positions_are_in_each_cell(client):
+    _, (define, note, loop) = open_notebook(client, [(CODE, DEFINE), (MARKUP, "# train"), (CODE, LOOP)])
+    in_loop = await diagnostics(client, loop, version=1)
+    retrace = [d for d in in_loop if d.code == "TFP101"]
+    # train_step is defined in the first cell and called in a loop in the third: found, in the third.
+    assert [(d.range.start.line, d.range.start.character, d.range.end.character) for d in retrace] == [(2, 18, 22)]
+    in_define = await diagnostics(client, define, version=1)
+    assert [(d.code, d.range.start.line) for d in in_define] == [("TFP106", 3)]
+    assert not client.diagnostics.get(note)
+
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=loop), position=types.Position(line=2, character=19))
+    )
+    assert "TFP101" in hover.contents.value
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=loop),
+                              range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=4, character=0)))
+    )
+    assert [h.position.line for h in hints] == [2]
+
+
+async def test_quick_fix_edits_the_cell(client):
+    _, (define, loop) = open_notebook(client, [(CODE, DEFINE), (CODE, LOOP)])
+    found = await diagnostics(client, define, version=1)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=define), range=found[0].range,
+            context=types.CodeActionContext(diagnostics=found, only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    fix = next(a for a in actions if "TFP106" in a.title)
+    if fix.edit is None:
+        fix = await client.code_action_resolve_async(fix)
+    fixed = apply_text_edits(DEFINE, edits_for(fix.edit, define, version=1))
+    assert fixed == DEFINE.replace("experimental_relax_shapes", "reduce_retracing")
+    assert not edits_for(fix.edit, loop)
+
+
+async def test_editing_one_cell_reanalyses_the_others(client):
+    uri, (define, loop) = open_notebook(client, [(CODE, DEFINE), (CODE, LOOP)])
+    assert [d.code for d in await diagnostics(client, loop, version=1)] == ["TFP101"]
+    # Without @tf.function in the first cell, the loop in the second retraces nothing.
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(text_content=[
+                    types.NotebookDocumentCellContentChanges(
+                        document=types.VersionedTextDocumentIdentifier(uri=define, version=2),
+                        changes=[types.TextDocumentContentChangeWholeDocument(text=DEFINE.replace("@tf.function(experimental_relax_shapes=True)\n", ""))],
+                    )
+                ])
+            ),
+        )
+    )
+    assert list(await diagnostics(client, define, version=2)) == []
+    for _ in range(100):  # the loop cell keeps its version; its diagnostics are pushed again
+        if list(client.diagnostics.get(loop, [None])) == []:
+            break
+        await asyncio.sleep(0.05)
+    assert list(client.diagnostics[loop]) == []
+
+
+async def test_closing_the_notebook_clears_its_cells(client):
+    uri, (define, loop) = open_notebook(client, [(CODE, DEFINE), (CODE, LOOP)])
+    await diagnostics(client, loop, version=1)
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=uri),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=define), types.TextDocumentIdentifier(uri=loop)],
+        )
+    )
+    for _ in range(100):
+        if list(client.diagnostics.get(loop, [None])) == [] and list(client.diagnostics.get(define, [None])) == []:
+            break
+        await asyncio.sleep(0.05)
+    assert list(client.diagnostics[loop]) == [] and list(client.diagnostics[define]) == []

@@ -1,0 +1,145 @@
+"""Jupyter notebooks in ``tfperf check``: cells read as one program, IPython masked, locations
+per cell, fixes written back into the cells and nothing else."""
+import json
+
+import nbformat
+import pytest
+
+from tfperf_lsp.cli import main
+from tfperf_lsp.model import Edit, Pos, Span
+from tfperf_lsp.notebook import build, replace_sources
+
+DEFINE = "import tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef f(x, step):\n    print(\"tracing\")\n    return x * tf.cast(step, tf.float32)\n"
+LOOP = "for i in range(3):\n    f(tf.ones([2]), i)"
+
+
+def notebook_json(*cells, indent=1, trailing_newline=True, ensure_ascii=False) -> str:
+    """A notebook as another tool might have written it (indentation, escapes, newline vary)."""
+    node = {
+        "cells": [
+            {"cell_type": kind, "metadata": {"tags": ["t"]}, "source": src.splitlines(keepends=True), **(
+                {"execution_count": 7, "outputs": [{"name": "stdout", "output_type": "stream", "text": ["héllo\n"]}]}
+                if kind == "code" else {})}
+            for kind, src in cells
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                     "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 4,
+    }
+    text = json.dumps(node, indent=indent, ensure_ascii=ensure_ascii)
+    return text + "\n" if trailing_newline else text
+
+
+@pytest.fixture
+def nb(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(notebook_json(("markdown", "# Training"), ("code", "%matplotlib inline\n!pip install tensorflow\n"),
+                                  ("code", DEFINE), ("code", LOOP)))
+    return path
+
+
+def test_cells_are_one_program_and_locations_name_the_cell(nb, capsys):
+    assert main(["check", "nb.ipynb"]) == 1
+    out, _ = capsys.readouterr()
+    # f is defined in code cell 2 and called in a loop in code cell 3: found across cells.
+    assert out.strip().splitlines() == [
+        "nb.ipynb:cell 2:3:14: TFP106 [*] [retrace] `experimental_relax_shapes` is deprecated: use `reduce_retracing`",
+        "nb.ipynb:cell 2:5:5: TFP202 [correctness] `print` in `f` runs only while tracing, not on every call: use `tf.print`",
+        "nb.ipynb:cell 3:2:21: TFP101 [retrace] `f` is traced again for every value of `i`: pass a tensor (`tf.constant(...)`) instead of a Python number",
+    ]
+
+
+def test_json_has_the_cell_and_positions_inside_it(nb, capsys):
+    main(["check", "nb.ipynb", "--format", "json"])
+    findings = json.loads(capsys.readouterr().out)
+    loop = next(f for f in findings if f["code"] == "TFP101")
+    assert loop["cell"] == 3 and loop["location"] == {"row": 2, "column": 21}
+    renamed = next(f for f in findings if f["code"] == "TFP106")
+    assert renamed["fix"]["edits"][0]["location"]["row"] == 3  # fix edits are cell rows too
+
+
+def test_magics_are_masked_not_errors():
+    cells = [(0, "%matplotlib inline\n!pip install x\nfiles = !ls\nx = %time f()\nlen?\n??len\nimport os"),
+             (1, "%%bash\necho $HOME (not python\n"), (2, "for i in range(2):\n    !echo hi\n"),
+             (3, "!python train.py \\\n  --flag=1 \\\n  --other\nx = 1\n")]
+    notebook = build(cells)
+    assert [c.syntax_error for c in notebook.cells] == [None, None, None, None]
+    assert notebook.cells[3].masked_lines == {0, 1, 2}  # a shell escape continued with backslashes
+    assert notebook.cells[0].masked_lines == {0, 1, 2, 3, 4, 5}
+    assert notebook.cells[1].whole_masked
+    assert notebook.text.splitlines()[-5] == "    pass  # masked IPython line"  # keeps the block valid
+
+
+def test_a_broken_cell_is_reported_and_the_others_analysed(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("code", DEFINE), ("code", "def broken(:\n    pass\n"), ("code", LOOP)))
+    assert main(["check", "nb.ipynb"]) == 2
+    out, err = capsys.readouterr()
+    assert "nb.ipynb:cell 2:1:12: syntax error" in err
+    assert "nb.ipynb:cell 3:2:21: TFP101" in out
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not a valid Jupyter notebook"),
+    ('{"cells": [{"cell_type": "code"}], "nbformat": 4, "nbformat_minor": 4, "metadata": {}}', "missing an expected key"),
+    ('{"a": 1}', "notebook"),
+])
+def test_invalid_notebook_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys, content, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.ipynb").write_text(content)
+    assert main(["check", "bad.ipynb"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("bad.ipynb: ") and message in err[0]
+    assert "Found 0" in err[-1] and len(err) == 2
+
+
+@pytest.mark.parametrize("indent, trailing, ensure_ascii", [(1, True, False), (2, False, True), (4, True, True)])
+def test_fix_changes_only_the_cell_source_byte_for_byte(tmp_path, monkeypatch, indent, trailing, ensure_ascii):
+    monkeypatch.chdir(tmp_path)
+    before = notebook_json(("code", DEFINE), ("code", LOOP), indent=indent, trailing_newline=trailing, ensure_ascii=ensure_ascii)
+    (tmp_path / "nb.ipynb").write_bytes(before.encode())
+    main(["check", "nb.ipynb", "--fix"])
+    after = (tmp_path / "nb.ipynb").read_bytes().decode()
+    assert after == before.replace("experimental_relax_shapes=True", "reduce_retracing=True")
+    nbformat.validate(nbformat.reads(after, as_version=4))
+
+
+def test_diff_shows_cells_and_writes_nothing(nb, capsys):
+    before = nb.read_bytes()
+    assert main(["check", "nb.ipynb", "--diff"]) == 1
+    out = capsys.readouterr().out
+    assert "--- nb.ipynb:cell 2" in out and "+@tf.function(reduce_retracing=True)" in out
+    assert nb.read_bytes() == before
+
+
+def test_a_fix_spanning_cells_is_not_applied():
+    notebook = build([(0, "a = 1\n"), (3, "b = 2\n")])
+    inside = Edit(Span(Pos(1, 0), Pos(1, 1)), "c")
+    across = Edit(Span(Pos(0, 2), Pos(1, 1)), "")
+    assert notebook.edits_by_cell([inside]) == {2: [Edit(Span(Pos(0, 0), Pos(0, 1)), "c")]}
+    assert notebook.edits_by_cell([inside, across]) is None
+
+
+def test_replace_sources_keeps_a_string_source_a_string():
+    text = '{"cells": [{"cell_type": "code", "source": "x = 1", "outputs": [], "metadata": {}, "execution_count": null}]}'
+    assert replace_sources(text, {0: "x = 2\ny"}) == text.replace('"x = 1"', '"x = 2\\ny"')
+
+
+def test_directories_include_notebooks_and_the_include_setting(nb, capsys, tmp_path):
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    assert main(["check", "."]) == 1
+    assert "nb.ipynb:cell 3" in capsys.readouterr().out
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\ninclude = [".py"]\n')
+    assert main(["check", "."]) == 0
+    assert "nb.ipynb" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["github", "gitlab", "sarif", "junit"])
+def test_ci_formats_give_the_row_inside_the_cell_and_name_it(nb, capsys, fmt):
+    main(["check", "nb.ipynb", "--output-format", fmt])
+    out = capsys.readouterr().out
+    assert "cell 3: `f` is traced again" in out
+    row = {"github": "line=2,", "gitlab": '"begin": 2', "sarif": '"startLine": 2', "junit": 'line="2"'}[fmt]
+    assert row in out

@@ -1,0 +1,301 @@
+"""Jupyter notebooks read as one program: the code cells, in order, concatenated into one module.
+
+IPython syntax (magics, shell escapes, help) is masked line by line so that line numbers still
+map back into cells; a cell that does not parse is masked whole and reported, and the other cells
+are still analysed. ``Notebook.locate`` maps a module position to (cell number, position in cell).
+Cell numbers are 1-based and count code cells only (ruff's convention).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+from tfperf_lsp.model import Edit, Pos, Span
+
+# `%magic`, `!cmd`, `x = !cmd`, `x = %magic`, `f?`, `?f`, `f??`: IPython-only lines.
+_LINE_MAGIC = re.compile(r"^\s*(%|!|\?)")
+_ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s\[\]()*]+=\s*[%!]")
+_HELP = re.compile(r"^\s*[\w.\[\]()]+\?{1,2}\s*$")
+MASK = "pass  # masked IPython line"
+
+
+class NotebookError(ValueError):
+    """The file is not a readable nbformat 4 notebook (one line for the user)."""
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based among code cells
+    index: int  # position in the notebook's ``cells`` list
+    source: str  # the cell's text as the user wrote it
+    start: int = 0  # first module line
+    lines: int = 0  # module lines the cell occupies (its text plus a closing newline)
+    masked_lines: set[int] = field(default_factory=set)  # cell lines replaced by MASK
+    whole_masked: bool = False
+    syntax_error: tuple[int, int, str] | None = None  # (row, col, message) inside the cell, 1-based
+
+
+@dataclass
+class Notebook:
+    cells: list[Cell]
+    text: str  # the module the engine analyses
+    language: str = "python"
+
+    def cell_at(self, line: int) -> Cell | None:
+        for cell in self.cells:
+            if cell.start <= line < cell.start + cell.lines:
+                return cell
+        return None
+
+    def locate(self, pos: Pos) -> tuple[Cell, Pos] | None:
+        cell = self.cell_at(pos.line)
+        return (cell, Pos(pos.line - cell.start, pos.col)) if cell else None
+
+    def cell_span(self, span: Span) -> tuple[Cell, Span] | None:
+        """The span inside one cell; None when it crosses cells or touches masked lines."""
+        start = self.locate(span.start)
+        if start is None:
+            return None
+        cell, begin = start
+        end_line = span.end.line - cell.start
+        # A whole-line edit may end at column 0 just past the cell's last line.
+        if not (0 <= end_line < cell.lines or (end_line == cell.lines and span.end.col == 0)):
+            return None
+        if cell.whole_masked or any(begin.line <= m <= end_line for m in cell.masked_lines):
+            return None
+        return cell, Span(begin, Pos(end_line, span.end.col))
+
+    def edits_by_cell(self, edits) -> dict[int, list[Edit]] | None:
+        """Module edits grouped by cell number, in cell coordinates; None if any crosses cells."""
+        grouped: dict[int, list[Edit]] = {}
+        for edit in edits:
+            mapped = self.cell_span(edit.span)
+            if mapped is None:
+                return None
+            cell, span = mapped
+            grouped.setdefault(cell.number, []).append(Edit(span, edit.new_text))
+        return grouped
+
+
+def read_notebook(text: str) -> tuple[dict, list[tuple[int, str]]]:
+    """The parsed JSON and its code cells as (index, source); NotebookError when invalid."""
+    import nbformat
+
+    try:
+        node = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and version errors
+        raise NotebookError(f"not a valid Jupyter notebook: {_one_line(exc)}") from None
+    if node.get("nbformat") != 4:
+        raise NotebookError(f"nbformat {node.get('nbformat')} notebooks are not supported (only version 4)")
+    try:
+        nbformat.validate(node)
+    except Exception as exc:  # noqa: BLE001 - schema violations
+        raise NotebookError(f"invalid notebook: {_one_line(exc)}") from None
+    cells = [(i, _joined(c.get("source", ""))) for i, c in enumerate(node.cells) if c.get("cell_type") == "code"]
+    return node, cells
+
+
+def language_of(node: dict) -> str:
+    metadata = node.get("metadata") or {}
+    info = metadata.get("language_info") or {}
+    kernel = metadata.get("kernelspec") or {}
+    return str(info.get("name") or kernel.get("language") or "python").lower()
+
+
+def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebook:
+    """Concatenate code cells into one module, masking IPython lines and cells that do not parse."""
+    cells = [Cell(number, index, source) for number, (index, source) in enumerate(code_cells, 1)]
+    for cell in cells:
+        if _is_cell_magic(cell.source):
+            cell.whole_masked = True
+    notebook = Notebook(cells, "", language)
+    _assemble(notebook)
+    for _ in range(len(cells) + 1):
+        error = _syntax_error(notebook.text)
+        if error is None:
+            break
+        line, col, message = error
+        cell = notebook.cell_at(line) or (cells[-1] if cells else None)
+        if cell is None or cell.whole_masked:
+            break
+        cell.syntax_error = (line - cell.start + 1, col + 1, message)
+        cell.whole_masked = True
+        _assemble(notebook)
+    return notebook
+
+
+def _assemble(notebook: Notebook) -> None:
+    chunks, line = [], 0
+    for cell in notebook.cells:
+        cell_lines = cell.source.split("\n")
+        if cell.source.endswith("\n"):
+            cell_lines.pop()
+        masked = []
+        cell.masked_lines = set()
+        continued = False  # IPython joins a magic's lines that end with a backslash
+        for number, text in enumerate(cell_lines):
+            if cell.whole_masked:
+                masked.append("")
+            elif continued:
+                cell.masked_lines.add(number)
+                masked.append("")
+                continued = text.rstrip().endswith("\\")
+            elif _is_ipython_line(text):
+                continued = text.rstrip().endswith("\\")
+                cell.masked_lines.add(number)
+                masked.append(text[: len(text) - len(text.lstrip())] + MASK)
+            else:
+                masked.append(text)
+        cell.start, cell.lines = line, len(masked)
+        line += len(masked)
+        chunks.extend(m + "\n" for m in masked)
+    notebook.text = "".join(chunks)
+
+
+def _is_ipython_line(text: str) -> bool:
+    if not text.strip() or text.lstrip().startswith("#"):
+        return False
+    return bool(_LINE_MAGIC.match(text) or _ASSIGN_MAGIC.match(text) and not _parses(text.strip()) or _HELP.match(text))
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+        return True
+    except SyntaxError:
+        return False
+
+
+def _is_cell_magic(source: str) -> bool:
+    for line in source.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line.lstrip().startswith("%%")
+    return False
+
+
+def _syntax_error(text: str) -> tuple[int, int, str] | None:
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return max((exc.lineno or 1) - 1, 0), max((exc.offset or 1) - 1, 0), exc.msg
+    except ValueError as exc:  # null bytes
+        return 0, 0, str(exc)
+    return None
+
+
+def _joined(source) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+# ----------------------------------------------------------------------------- writing back
+def replace_sources(text: str, new_sources: dict[int, str]) -> str:
+    """The notebook's JSON text with the ``source`` of cells (by ``cells`` index) replaced.
+
+    Only the characters of those ``source`` values change: outputs, metadata, execution counts,
+    indentation, key order and the trailing newline stay byte for byte.
+    """
+    spans = _source_spans(text)
+    for index in sorted(new_sources, reverse=True):
+        start, end, value = spans[index]
+        rendered = _render_source(text[start:end], value, new_sources[index])
+        text = text[:start] + rendered + text[end:]
+    return text
+
+
+def _render_source(original: str, old_value, new: str) -> str:
+    ascii_only = "\\u" in original and original.isascii()
+    if isinstance(old_value, str):
+        return json.dumps(new, ensure_ascii=ascii_only)
+    lines = new.splitlines(keepends=True)
+    if not lines:
+        return "[]"
+    match = re.match(r"\[(\s*)", original)
+    item_space = match.group(1) if match and original != "[]" else "\n    "
+    closing = re.search(r"(\s*)\]$", original)
+    close_space = closing.group(1) if closing and original != "[]" else "\n   "
+    items = ("," + item_space).join(json.dumps(line, ensure_ascii=ascii_only) for line in lines)
+    return "[" + item_space + items + close_space + "]"
+
+
+def _source_spans(text: str) -> dict[int, tuple[int, int, object]]:
+    """cell index -> (start, end, value) of its ``source`` value in the JSON text."""
+    parser = _SpanParser(text)
+    root = parser.value(parser.skip(0))[0]
+    return {index: span for index, span in enumerate(root)}
+
+
+class _SpanParser:
+    """Just enough JSON to find the text span of ``cells[i].source`` (json gives no offsets)."""
+
+    _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.found = None
+
+    def skip(self, i: int) -> int:
+        while i < len(self.text) and self.text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def value(self, i: int, path: tuple = ()):
+        """Returns (result, end). At the root, result is the list of source spans."""
+        char = self.text[i]
+        if char == "{":
+            return self._object(i, path)
+        if char == "[":
+            return self._array(i, path)
+        if char == '"':
+            value, end = json.decoder.scanstring(self.text, i + 1)
+            return value, end
+        for literal, value in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(literal, i):
+                return value, i + len(literal)
+        match = self._NUMBER.match(self.text, i)
+        if not match:
+            raise NotebookError(f"unexpected character at offset {i}")
+        return None, match.end()
+
+    def _object(self, i: int, path: tuple):
+        result = [] if path == () else None
+        i = self.skip(i + 1)
+        if self.text[i] == "}":
+            return result, i + 1
+        while True:
+            key, i = json.decoder.scanstring(self.text, i + 1)
+            i = self.skip(self.skip(i) + 1)  # past ':'
+            start = i
+            child, i = self.value(i, path + (key,))
+            if path == () and key == "cells":
+                result = child
+            elif len(path) == 2 and path[0] == "cells" and key == "source":
+                self.found = (start, i, json.loads(self.text[start:i]))
+            i = self.skip(i)
+            if self.text[i] == "}":
+                return result, i + 1
+            i = self.skip(i + 1)
+
+    def _array(self, i: int, path: tuple):
+        spans = [] if path == ("cells",) else None
+        i = self.skip(i + 1)
+        if self.text[i] == "]":
+            return spans, i + 1
+        index = 0
+        while True:
+            if spans is not None:
+                self.found = None
+            _, i = self.value(i, path + (index,))
+            if spans is not None:
+                spans.append(self.found)
+            index += 1
+            i = self.skip(i)
+            if self.text[i] == "]":
+                return spans, i + 1
+            i = self.skip(i + 1)

@@ -1,0 +1,87 @@
+"""``tfperf check`` of one .ipynb: the code cells analysed as one module, fixes written back into
+the cells (never across two), locations reported as ``cell N:row:col``."""
+from __future__ import annotations
+
+from tfperf_lsp.config import settings_for
+from tfperf_lsp.engine import analyze, fix_for
+from tfperf_lsp.files import FileProblem
+from tfperf_lsp.notebook import Notebook, NotebookError, build, language_of, read_notebook, replace_sources
+from tfperf_lsp.rewrite.edits import OverlappingEdits, apply_edits, compatible_fixes, unified_diff
+
+MAX_FIX_ROUNDS = 10
+
+
+def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False, device=None):
+    from tfperf_lsp.checker import FileResult
+
+    try:
+        node, code_cells = read_notebook(text)
+    except NotebookError as exc:
+        return FileResult(problem=FileProblem(path, str(exc)))
+    language = language_of(node)
+    if language != "python":
+        return FileResult(problem=FileProblem(path, f"skipped: a {language} notebook (tfperf reads Python notebooks)"))
+    settings = settings_for(path, options).with_probe(device, source="flag")
+    notebook = build(code_cells)
+    analysis = analyze(notebook.text, path, settings, workspace)
+    new_text = diff = None
+    if fix:
+        sources = {cell.index: cell.source for cell in notebook.cells}
+        for _ in range(MAX_FIX_ROUNDS):
+            fixes = [
+                fx for fx in (fix_for(analysis, f) for f in analysis.findings if f.fix_title and (f.fix_applicability == "safe" or unsafe))
+                if fx is not None and notebook.edits_by_cell(fx.edits) is not None  # never across cells
+            ]
+            chosen = compatible_fixes(fixes)
+            if not chosen:
+                break
+            grouped = notebook.edits_by_cell([e for fx in chosen for e in fx.edits])
+            try:
+                candidate = dict(sources)
+                for cell in notebook.cells:
+                    if cell.number in grouped:
+                        candidate[cell.index] = _apply_in_cell(cell.source, grouped[cell.number])
+            except OverlappingEdits:
+                break
+            next_notebook = build([(c.index, candidate[c.index]) for c in notebook.cells])
+            if sum(bool(c.syntax_error) for c in next_notebook.cells) > sum(bool(c.syntax_error) for c in notebook.cells):
+                break  # a fix must never break a cell
+            sources, notebook = candidate, next_notebook
+            analysis = analyze(notebook.text, path, settings, workspace)
+        original = dict(code_cells)
+        changed = {i: s for i, s in sources.items() if s != original[i]}
+        new_text = replace_sources(text, changed) if changed else text
+        diff = "".join(
+            _closed(unified_diff(f"{path}:cell {c.number}", original[c.index], sources[c.index]))
+            for c in notebook.cells if c.index in changed
+        )
+    internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
+    result = FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal)
+    result.notebook, result.diff = notebook, diff
+    result.cell_problems = [
+        FileProblem(f"{path}:cell {c.number}", f"syntax error: {c.syntax_error[2]}", c.syntax_error[0], c.syntax_error[1])
+        for c in notebook.cells if c.syntax_error
+    ]
+    return result
+
+
+def _closed(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n\\ No newline at end of cell\n"
+
+
+def _apply_in_cell(source: str, edits) -> str:
+    # Cell edits may end at column 0 one line past the text: give the cell its closing newline.
+    closed = source if source.endswith("\n") else source + "\n"
+    new = apply_edits(closed, edits)
+    return new if source.endswith("\n") or not new.endswith("\n") else new[:-1]
+
+
+def cell_location(notebook: Notebook | None, path: str, span):
+    """(location prefix for the text output, cell number or None, span inside the cell)."""
+    located = notebook.locate(span.start) if notebook else None
+    if located is None:
+        return path, None, span
+    cell, start = located
+    end = notebook.locate(span.end)
+    end_pos = end[1] if end and end[0] is cell else span.end.__class__(span.end.line - cell.start, span.end.col)
+    return f"{path}:cell {cell.number}", cell.number, span.__class__(start, end_pos)
