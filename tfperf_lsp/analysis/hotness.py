@@ -268,6 +268,10 @@ def is_short_loop(loop: ast.AST) -> bool:
     for iterable in iterables:
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) <= _SHORT:
             continue
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "take"
+                and iterable.args and isinstance(iterable.args[0], ast.Constant)
+                and isinstance(iterable.args[0].value, int) and iterable.args[0].value <= _SHORT):
+            continue  # ``for x in ds.take(1)``: a peek at a few elements
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
                 and iterable.args and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in iterable.args)):
             bounds = [a.value for a in iterable.args]

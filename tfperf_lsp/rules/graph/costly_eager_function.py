@@ -171,7 +171,10 @@ def _has_tape(facts, fn: ast.AST) -> bool:
 # Modules of the tensorflow namespace whose functions are Python utilities, not graph ops.
 _NOT_OPS = ("tensorflow.compat.as_", "tensorflow.io.gfile.", "tensorflow.compat.v1.logging.", "tensorflow.nest.",
             "tensorflow.get_logger", "tensorflow.config.", "tensorflow.errors.", "tensorflow.TensorSpec",
-            "tensorflow.dtypes.", "tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.print")
+            "tensorflow.dtypes.", "tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.print",
+            # shape and conversion ops: near free, a graph saves nothing on them
+            "tensorflow.expand_dims", "tensorflow.squeeze", "tensorflow.reshape", "tensorflow.shape",
+            "tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.cast", "tensorflow.identity")
 
 
 def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
@@ -182,7 +185,7 @@ def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
             qualname = facts.qualname(node.func) or ""
             if facts.imports.is_tensorflow(qualname) and not qualname.startswith(_NOT_OPS):
                 ops += 1
-    return ops >= 2
+    return ops >= MANY_OPS // 2
 
 
 def _in_training_step(facts, hot, node: ast.AST) -> bool:

@@ -33,7 +33,8 @@ class MapBeforeBatch(Rule):
     form needs different ops, such as `parse_example`), before `padded_batch`/`ragged_batch` (elements of
     different shapes), and when another step sits between the map and the batch. When `f` is
     not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
-    below 8: `.batch(1)` saves almost nothing), it stays silent too. When `f` is otherwise not
+    below 8: `.batch(1)` saves almost nothing), or `f` indexes its element (`window[:-1]`, `x[0]`:
+    on a batch that would index the batch axis), it stays silent too. When `f` is otherwise not
     provably batch-safe (it has several parameters, draws random numbers, resizes, parses),
     the finding is information only, without a fix: such an `f`
     may not accept batches, ragged elements cannot be batched before mapping, and per-element
@@ -169,8 +170,9 @@ class MapBeforeBatch(Rule):
                     form=form,
                 )
                 continue
-            if fn.unknown or _small_batch(batch.call):
-                continue  # cannot tell whether it accepts batches; or a batch too small to gain
+            if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn):
+                continue  # cannot tell whether it accepts batches; a batch too small to gain; or
+                # it slices its element (``window[:-1]``), which on a batch would slice the batch axis
             if fn.random:
                 message = (f"`map({label})` runs once per element before `.batch({b})`; mapping whole batches would be "
                            f"faster, but {label} draws random numbers per element ({fn.random}), which a call on a "
@@ -237,3 +239,17 @@ def _small_batch(call) -> bool:
     """``.batch(1)``, ``.batch(2)``: one call per batch would save almost nothing."""
     size = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "batch_size"), None)
     return isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value < SMALL_BATCH
+
+
+def _indexes_its_element(fn) -> bool:
+    """The function subscripts a parameter (``w[:-1]``, ``x[0]``): on a batch that indexes the
+    batch axis instead, so ``batch`` then ``map`` would not give the same result. (A string key,
+    ``features["image"]``, reads a dict the same way on a batch.)"""
+    if fn.node is None:
+        return False
+    params = set(fn.params)
+    for node in ast.walk(fn.node):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params:
+            if not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+                return True
+    return False

@@ -42,6 +42,7 @@ class PredictInLoop(Rule):
     For a single `predict` call outside a loop; inside a `tf.function`; when the model is
     re-created in the loop (each call is on a new model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
+    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`).
 
     ## Fix
     `model(x, training=False).numpy()`. Marked unsafe; offered only when:
@@ -125,7 +126,7 @@ class PredictInLoop(Rule):
 
             model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
             X = np.zeros((1000, 4), dtype="float32")
-            for _ in range(3):
+            for _ in range(30):
                 preds = model.predict(X, verbose=0)  # 1000 rows: predict batches them
             """,
             expect_no_fix=True,
@@ -164,8 +165,8 @@ class PredictInLoop(Rule):
             if not (isinstance(func, ast.Attribute) and func.attr == "predict"):
                 continue
             loops = facts.enclosing_loops(call)
-            if not loops or facts.in_tf_function(call) is not None:
-                continue
+            if not loops or facts.in_tf_function(call) is not None or not ctx.hot.repeats(call):
+                continue  # not in a loop, traced, or a loop of a handful of items (``ds.take(1)``)
             kind = receiver_kind(facts, call)
             if kind is None:
                 continue

@@ -37,7 +37,9 @@ class JitCandidate(Rule):
     `False` included; on methods of Keras classes (Keras 3 `compile()` chooses XLA itself); when
     the function or a helper it calls uses something XLA cannot compile: `tf.numpy_function`,
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
-    `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), or a
+    `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), an op of a
+    TensorFlow extension library (`tensorflow_addons`, `tensorflow_probability`, ...: their XLA
+    support is their own; `tfa.seq2seq` decoders loop dynamically), or a
     `TensorArray(dynamic_size=True)` (measured: it compiled and returned an empty result).
     Functions with few elementwise operations and no gradient tape are not reported, nor chains
     of elementwise operations that this file does not call in a loop: a library function (a
