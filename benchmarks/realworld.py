@@ -2,13 +2,13 @@
 
     python benchmarks/realworld.py DIR [--no-fix] [--json OUT]
 
-Prints, for every .py file under DIR (the CLI's own file discovery and analysis path):
+Prints, for every .py and .ipynb file under DIR (the CLI's own file discovery and analysis path):
 - findings per rule, and how many sit in test code (which is silent by default: with
   ``lint-tests`` off they are 0 unless a rule is of the correctness category);
 - files per second of the analysis alone (no fixes), and crashes (a rule that raised, or an
   exception anywhere), each with the file;
 - the fix properties, after ``--fix --unsafe-fixes`` on an in-memory copy: the fixed text
-  compiles; a second run changes nothing (one run reaches the fixed point); every applied fix
+  compiles (a notebook: still a valid notebook); a second run changes nothing (one run reaches the fixed point); every applied fix
   removed its finding (fixes that did not are withheld by the checker and counted here).
 Nothing is written to DIR.
 """
@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     files, problems = discover([args.directory])
-    files = [f for f in files if f.endswith(".py")]
+    files = [f for f in files if f.endswith((".py", ".ipynb"))]
     workspace = WorkspaceIndex([os.path.abspath(args.directory)])
     per_rule: collections.Counter = collections.Counter()
     in_tests: collections.Counter = collections.Counter()
@@ -79,8 +79,13 @@ def main(argv=None) -> int:
                     continue
                 fix["files_fixed"] += 1
                 try:
-                    compile(first.new_text, path, "exec")
-                except SyntaxError as exc:
+                    if path.endswith(".ipynb"):  # a notebook must stay a valid notebook
+                        import nbformat
+
+                        nbformat.validate(nbformat.reads(first.new_text, as_version=4))
+                    else:
+                        compile(first.new_text, path, "exec")
+                except Exception as exc:  # noqa: BLE001 - SyntaxError, nbformat.ValidationError
                     fix["does_not_compile"].append(f"{path}: {exc}")
                 second = check_file(path, first.new_text, {}, workspace, fix=True, unsafe=True)
                 if second.new_text != first.new_text:

@@ -35,7 +35,8 @@ class EagerModelCall(Rule):
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; and in loops over a
-    handful of literal items (`for training in (False, True)`).
+    handful of literal items (`for training in (False, True)`). When the loop also runs a
+    TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once.
 
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
@@ -94,6 +95,8 @@ class EagerModelCall(Rule):
                 continue
             if not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
                 continue  # periodic, once per epoch, or a handful of iterations
+            if _checks_a_converted_model(loops[0]):
+                continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops):
                 continue
             new_name = f"{func.id}_graph"
@@ -130,3 +133,10 @@ def _under_tape(facts, node: ast.AST) -> bool:
         if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
     return False
+
+
+def _checks_a_converted_model(loop: ast.AST) -> bool:
+    """The loop also runs a TensorFlow Lite interpreter (``interpreter.invoke()``): it compares
+    the converted model with the original, once, on a few inputs."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "invoke"
+               and not n.args for n in ast.walk(loop))
