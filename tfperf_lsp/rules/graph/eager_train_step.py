@@ -34,7 +34,11 @@ class EagerTrainStep(Rule):
 
     ## When it stays silent
     When the step is already a tf.function (or called from one), and when it is not called
-    repeatedly. The fix is withheld when the step does things a graph runs differently:
+    repeatedly. When the step is library code that this file does not run itself (a method of
+    an agent or trainer class, not reached from module-level code or `main()`): its callers may
+    trace it (tf_agents wraps `_train` in a tf.function). When it sits in a branch that chooses
+    eager execution on purpose (`if FLAGS.mode == "eager_tf":`). A step with several tapes
+    (`with tf.GradientTape() as g, tf.GradientTape() as d:`) gets one finding. The fix is withheld when the step does things a graph runs differently:
     `.numpy()`, `print`, NumPy or `time` calls, `float()` of tensors, appends to outer lists.
 
     ## Fix
@@ -132,6 +136,8 @@ class EagerTrainStep(Rule):
             called_in_loop = fn.name in hot_names and facts.scope_of(fn) is None
             if not (called_in_loop or facts.is_called_repeatedly(fn)):
                 continue
+            if not ctx.hot.runs_eagerly_in_script(fn.body[0]):
+                continue  # library code: its callers (a trainer, an agent base class) may trace it
             blockers = graph_blockers(facts, fn)
             message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
             if blockers:
@@ -162,8 +168,8 @@ class EagerTrainStep(Rule):
             loops = facts.enclosing_loops(with_stmt)
             if not loops or not _updates_in(facts, loops[0]):
                 continue
-            if _deliberately_eager(facts, with_stmt):
-                continue
+            if _deliberately_eager(facts, with_stmt) or not ctx.hot.runs_eagerly_in_script(with_stmt):
+                continue  # a debugging branch; or library code its callers may trace (tf_agents' _train)
             reported.add(with_stmt)
             yield self.finding(
                 ctx, call,
