@@ -22,13 +22,16 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import copy_tree, peer, realworld_files, skipped  # noqa: E402
 
-TFPERF = [sys.executable, "-m", "tfperf_lsp", "check", "--format", "json", "--exit-zero"]
+TFPERF = [sys.executable, "-c", "import sys; from tfperf_lsp.cli import main; sys.exit(main())", "check", "--format", "json", "--exit-zero"]
 
 
 def timed(command: list[str], cwd: str) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    done = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr.decode()[-2000:]}")
+    return elapsed
 
 
 def cold_and_warm(command: list[str], cwd: str, cache: str, repeat: int) -> tuple[float, float]:

@@ -49,6 +49,9 @@ class WorkspaceIndex:
         self._answers: dict[tuple[str, str, str], tuple[tuple, tuple[str, int] | None]] = {}
         self._lock = threading.Lock()
         self._projects: dict[str, object] = {}
+        # caller path -> the files and folders its lookups went through (the CLI's cache
+        # checks they are unchanged before it reuses a result)
+        self.consulted: dict[str, set[str]] = {}
 
     def forget(self, path: str) -> None:
         """A document was closed: drop what was kept for its texts (jedi answers per text
@@ -115,12 +118,18 @@ class WorkspaceIndex:
         if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
             return None
         chain = self.module_files(qualname, path)
+        consulted = self.consulted.setdefault(path, set())
         if not chain:
-            return None  # cannot be a workspace file: jedi would only find the stdlib or a library
+            # Cannot be a workspace file: jedi would only find the stdlib or a library. A module
+            # created later in these folders would change that.
+            consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
+            return None
+        consulted.update(chain)
         location = self._definition_of(facts, name, path, qualname, chain)
         if location is None:
             return None
         target_path, line = location
+        consulted.add(target_path)
         if os.path.abspath(target_path) == os.path.abspath(path):
             return None
         target = self.facts_for(target_path)
