@@ -100,3 +100,30 @@ def test_unchanged_lines_map_equal_lines_in_order():
         assert all(old[i] == new[j] for i, j in mapping)
         assert [j for _, j in mapping] == sorted(j for _, j in mapping)  # order kept
         assert len({j for _, j in mapping}) == len(mapping)
+
+
+def test_dropped_trees_are_rebuilt_for_a_fix():
+    from tfperf_lsp.engine import fix_for
+
+    text = "import tensorflow as tf\nds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
+    session = DocumentSession("/tmp/dropped.py")
+    analysis = session.update(text)
+    (finding,) = [f for f in analysis.findings if f.fix_title]
+    before = fix_for(analysis, finding)
+    session.drop_trees()
+    assert not analysis.has_trees and analysis.findings  # findings stay, the tree went
+    assert fix_for(analysis, finding) == before  # rebuilt from the same text on demand
+    assert analysis.has_trees
+
+
+def test_the_server_keeps_trees_of_the_last_documents_only(tmp_path):
+    from tfperf_lsp.lsp.state import KEEP_TREES, ServerState
+
+    state = ServerState(server=None)
+    text = "import tensorflow as tf\nds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
+    uris = [f"file://{tmp_path}/m{i}.py" for i in range(KEEP_TREES + 3)]
+    for uri in uris:
+        state.analyze(uri, 1, text)
+    kept = [uri for uri in uris if state.results[uri].analysis.has_trees]
+    assert kept == uris[-KEEP_TREES:]
+    assert all(state.results[uri].analysis.findings for uri in uris)

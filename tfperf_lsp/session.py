@@ -21,12 +21,49 @@ class DocumentSession:
     def update(self, text: str, settings=None, workspace=None) -> Analysis:
         analysis = analyze(text, self.path, settings, workspace)
         if analysis.parse_error is None:
+            analysis = Rebuildable(analysis, lambda: analyze(text, self.path, settings, workspace))
             self.last_good = analysis
         elif self.last_good is not None:
             carried = carry_over(self.last_good, analysis.source.lines)
             analysis = replace(analysis, findings=carried, stale=True)
         self.current = analysis
         return analysis
+
+    def drop_trees(self) -> None:
+        """Forget the syntax trees (most of a document's memory); rebuilt if a fix needs them."""
+        for analysis in (self.last_good, self.current):
+            if isinstance(analysis, Rebuildable):
+                analysis.drop()
+
+
+class Rebuildable(Analysis):
+    """An analysis whose facts (``ctx``: the syntax tree and what rules derived from it) can be
+    dropped while its findings stay, and are rebuilt from the same text when a fix or a
+    benchmark plan asks for them. The server keeps the trees of a few documents only: a tree
+    of 2,000 lines is 3-4 MB, and findings, hovers and inlay hints do not need it."""
+
+    def __init__(self, full: Analysis, rebuild):
+        self._ctx = None
+        super().__init__(full.source, full.findings, full.parse_error, full.rule_errors, full.ctx, full.stale)
+        self._rebuild = rebuild
+        self.dependencies = frozenset(full.ctx.dependencies) if full.ctx else frozenset()
+
+    @property
+    def ctx(self):
+        if self._ctx is None and self._rebuild is not None:
+            self._ctx = self._rebuild().ctx
+        return self._ctx
+
+    @ctx.setter
+    def ctx(self, value) -> None:
+        self._ctx = value
+
+    @property
+    def has_trees(self) -> bool:
+        return self._ctx is not None
+
+    def drop(self) -> None:
+        self._ctx = None
 
 
 def carry_over(old: Analysis, new_lines: list[str]) -> list[Finding]:
