@@ -14,6 +14,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -65,6 +66,15 @@ def copy_tree(paths: list[str], target: str) -> list[str]:
     return copied
 
 
+def child_env() -> dict[str, str]:
+    """The environment for the processes we time: with bytecode caching (in a folder of its own,
+    not the checkout), as an installed tool has, even where PYTHONDONTWRITEBYTECODE is set."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "tfperf-bench-pycache")
+    return env
+
+
 def median_ms(fn, repeat: int) -> float:
     fn()  # warm caches (imports, regexes)
     samples = []
@@ -106,7 +116,7 @@ class LspClient:
 
     def __init__(self, command: list[str], root: str):
         self.start = time.perf_counter()
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root)
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root, env=child_env())
         self.messages: queue.Queue = queue.Queue()
         self._id = 0
         threading.Thread(target=self._read, daemon=True).start()

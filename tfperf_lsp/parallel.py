@@ -121,13 +121,21 @@ class ResultCache:
         self.dir = os.path.join(root, __version__ + "-" + _code_fingerprint())
         self.writable = True
         self._stamps: dict[str, str | None] = {}
+        self._contexts: dict[tuple, str] = {}
 
     def key(self, path: str, text: str, options: dict, device: dict | None, fixes: bool) -> str:
         from tfperf_lsp.config import settings_for
 
+        path = os.path.abspath(path)
+        # Settings are per file (per-file ignores); the rest of the key is the same for the run.
         settings = settings_for(path, options).with_probe(device, source="flag")
-        parts = [os.path.abspath(path), _canonical(settings), _canonical(options), _canonical(device), fixes, _environment()]
-        digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode())
+        memo = (id(options), id(device), fixes)
+        common = self._contexts.get(memo)
+        if common is None:
+            common = self._contexts[memo] = json.dumps([_canonical(options), _canonical(device), fixes, _environment()],
+                                                       sort_keys=True, default=str)
+        context = common + json.dumps(_canonical(settings), sort_keys=True, default=str)
+        digest = hashlib.sha256(f"{context}\n{path}\n".encode("utf-8", "surrogatepass"))
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
