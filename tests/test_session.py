@@ -105,10 +105,13 @@ def test_unchanged_lines_map_equal_lines_in_order():
 def test_dropped_trees_are_rebuilt_for_a_fix():
     from tfperf_lsp.engine import fix_for
 
-    text = "import tensorflow as tf\nds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
-    session = DocumentSession("/tmp/dropped.py")
-    analysis = session.update(text)
-    (finding,) = [f for f in analysis.findings if f.fix_title]
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    path = os.path.join(root, "seed001_tf_function_decorator.py")
+    session = DocumentSession(path)
+    analysis = session.update(open(path, encoding="utf-8").read())
+    finding = next(f for f in analysis.findings if f.fix_title)
     before = fix_for(analysis, finding)
     session.drop_trees()
     assert not analysis.has_trees and analysis.findings  # findings stay, the tree went
@@ -120,7 +123,7 @@ def test_the_server_keeps_trees_of_the_last_documents_only(tmp_path):
     from tfperf_lsp.lsp.state import KEEP_TREES, ServerState
 
     state = ServerState(server=None)
-    text = "import tensorflow as tf\nds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
+    text = "import tensorflow as tf\n\n@tf.function\ndef f(x, i):\n    return x * i\n\nfor i in range(10):\n    f(tf.ones([2]), i)\n"
     uris = [f"file://{tmp_path}/m{i}.py" for i in range(KEEP_TREES + 3)]
     for uri in uris:
         state.analyze(uri, 1, text)
