@@ -65,7 +65,7 @@ def sequential(paths, root):
 
 def test_pool_gives_the_sequential_findings_in_file_order(project):
     paths = sorted(str(p) for p in project.glob("*.py"))
-    expected = sequential(paths, project)  # jedi used in this process first: the workers are forked from it
+    expected = sequential(paths, project)  # jedi used in this process first: workers must not inherit it
     pooled = [[finding_json(p, f, r) for f in r.findings]
               for p, _, r in parallel.check_all(paths, {}, [str(project)], fixes=True, cache=False, jobs=2)]
     assert pooled == expected

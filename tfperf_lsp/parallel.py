@@ -77,8 +77,11 @@ def check_all(files: list[str], options: dict, roots: list[str], fix: bool = Fal
 
 
 def _in_pool(items: list[tuple], roots: list[str], jobs: int) -> list:
-    # fork where there is one: the workers start with tfperf already imported.
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    # Not fork: a forked worker inherits jedi's helper process, its pipes and any lock a thread
+    # held at that moment (a pool forked after jedi ran in this process hung). forkserver
+    # workers start clean from a small server process; spawn where there is no forkserver.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     chunk = max(1, min(16, len(items) // (jobs * 8)))
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context,
@@ -94,12 +97,6 @@ def _init_worker(roots: list[str]) -> None:
     global _index
     from tfperf_lsp.analysis.workspace import WorkspaceIndex
 
-    # A forked worker must not talk to the parent's jedi helper process over the pipes it
-    # inherited (answers get crossed): forget it, the worker starts its own when it needs one.
-    environment = sys.modules.get("jedi.api.environment")
-    clear = getattr(getattr(environment, "_get_cached_default_environment", None), "clear_cache", None)
-    if clear is not None and multiprocessing.parent_process() is not None:
-        clear()
     _index = WorkspaceIndex(roots)
 
 
