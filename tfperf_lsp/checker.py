@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from tfperf_lsp.config import settings_for
 from tfperf_lsp.engine import Analysis, analyze, fix_for
 from tfperf_lsp.files import FileProblem
-from tfperf_lsp.model import Finding
+from tfperf_lsp.model import Finding, Fix
 from tfperf_lsp.rewrite.edits import OverlappingEdits, apply_edits, compatible_fixes
 from tfperf_lsp.rules import rule_by_code
 
@@ -30,6 +30,22 @@ class FileResult:
     notebook: object | None = None  # notebook.Notebook for an .ipynb: maps lines to cells
     diff: str | None = None  # a notebook's diff, cell by cell
     cell_problems: list[FileProblem] = field(default_factory=list)  # cells that do not parse
+    # finding id -> its fix, built beforehand (a result from another process or the cache has
+    # no analysis to build it from); None: build it from ``analysis`` when asked
+    built_fixes: dict[str, Fix | None] | None = None
+
+
+def detach(result: FileResult, fixes: bool) -> FileResult:
+    """The result without its syntax trees (to send between processes or cache), with the fixes
+    built first when ``fixes``."""
+    built = {f.id: fix_of(result, f) for f in result.findings if f.fix_title} if fixes else {}
+    return replace(result, analysis=None, built_fixes=built)
+
+
+def fix_of(result: FileResult, finding: Finding) -> Fix | None:
+    if result.built_fixes is not None:
+        return result.built_fixes.get(finding.id)
+    return fix_for(result.analysis, finding) if result.analysis is not None else None
 
 
 def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
@@ -142,8 +158,8 @@ def display_location(path: str, finding: Finding, result: FileResult | None):
 def finding_json(path: str, finding: Finding, result: FileResult) -> dict:
     _, cell, span = display_location(path, finding, result)
     fix = None
-    if finding.fix_title and result.analysis is not None:
-        built = fix_for(result.analysis, finding)
+    if finding.fix_title:
+        built = fix_of(result, finding)
         if built is not None and result.notebook is not None:  # edits inside the cell, or no fix
             grouped = result.notebook.edits_by_cell(built.edits)
             built = replace(built, edits=tuple(grouped[cell])) if grouped and list(grouped) == [cell] else None

@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
     check.add_argument("-s", "--silent", action="store_true", help="print nothing; the exit code tells")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--no-cache", action="store_true", help="analyse every file again (do not read or write .tfperf_cache/)")
     check.add_argument("--device", default=None, metavar="SPEC",
                        help="device facts for device-dependent rules: cpu, cpu:FEATURES, gpu or gpu:CC (e.g. gpu:8.6)")
     check.set_defaults(handler=_check)
@@ -133,6 +134,7 @@ def _check(args) -> int:
     from tfperf_lsp.analysis.workspace import WorkspaceIndex
     from tfperf_lsp.checker import check_file
     from tfperf_lsp.config import parse_device_flag
+    from tfperf_lsp.parallel import check_all
 
     options, error = _cli_options(args)
     if error:
@@ -161,12 +163,17 @@ def _check(args) -> int:
     notices: dict[str, None] = {}  # settings problems, once each
     unknown_rules = False
     fix = args.fix or args.diff
+    # Plain .py files (not stdin, not fixing) come from a process pool and .tfperf_cache/, in order.
+    pooled = {} if stdin or fix else {
+        p: (t, r) for p, t, r in check_all([f for f in files if f.endswith((".py", ".pyi"))], options, roots,
+                                           device=device, fixes=True, cache=not args.no_cache)}
     for path in files:
-        text = sys.stdin.read() if stdin else read_source(path)
+        text, result = pooled.get(path) or (sys.stdin.read() if stdin else read_source(path), None)
         if isinstance(text, FileProblem):
             report.problems.append(text)
             continue
-        result = check_file(None if path == "-" else path, text, options, workspace, fix=fix, unsafe=args.unsafe_fixes, device=device)
+        if result is None:
+            result = check_file(None if path == "-" else path, text, options, workspace, fix=fix, unsafe=args.unsafe_fixes, device=device)
         if result.device_used:
             devices_used.add(result.device_used)
         if result.problem:

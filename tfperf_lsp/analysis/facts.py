@@ -95,7 +95,7 @@ class ModuleFacts:
             node, module_level = stack.pop()
             kind = type(node)
             child_module_level = module_level and kind not in _SCOPE_TYPES
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 parents[child] = node
                 stack.append((child, child_module_level))
             if kind is ast.Name:
@@ -388,9 +388,28 @@ def walk_same_scope(node: ast.AST):
     while stack:
         current = stack.pop()
         yield current
-        for child in ast.iter_child_nodes(current):
+        for child in child_nodes(current):
             if not isinstance(child, ScopeNode):
                 stack.append(child)
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, the same nodes in the same order, without its two
+    nested generators (the walks that build the facts spend a third of their time in them)."""
+    children: list[ast.AST] = []
+    append = children.append
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, _AST):
+            append(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, _AST):
+                    append(item)
+    return children
+
+
+_AST = ast.AST
 
 
 def _is_inside(node: ast.AST, containers: list[ast.AST], facts: ModuleFacts) -> bool:

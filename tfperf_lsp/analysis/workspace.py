@@ -5,8 +5,12 @@ defined in ``steps.py``. Jedi resolves the imported name to its definition (any 
 relative imports, re-exports through ``__init__``); we then parse that file with our own fast
 analysis (cached by modification time or editor version) and look the definition up.
 
-Jedi is only asked about names that are imported from non-library modules and called where it
-matters (rules ask lazily), and answers are cached per document text.
+Jedi is slow (it parses the whole file), so it is only asked about names that can resolve into a
+workspace file: relative imports, or a top-level module that exists in a workspace root or in a
+folder on the file's package path. ``from time import time`` or ``termcolor.cprint`` never reach
+it. An answer depends on the import, not on the rest of the text, so it is cached per binding and
+kept while the files it went through (the import chain and the definition's file) are unchanged:
+typing in a file does not pay for jedi again.
 """
 from __future__ import annotations
 
@@ -41,9 +45,13 @@ class WorkspaceIndex:
         self.roots = [os.path.abspath(r) for r in (roots or [])]
         self._open_text = open_text or (lambda path: None)
         self._facts: dict[str, tuple[object, ModuleFacts | None]] = {}
-        self._answers: dict[tuple[str, str, str], tuple[str, int] | None] = {}
+        # (path, qualname, local name) -> (stamps of the files the answer went through, answer)
+        self._answers: dict[tuple[str, str, str], tuple[tuple, tuple[str, int] | None]] = {}
         self._lock = threading.Lock()
         self._projects: dict[str, object] = {}
+        # caller path -> the files and folders its lookups went through (the CLI's cache
+        # checks they are unchanged before it reuses a result)
+        self.consulted: dict[str, set[str]] = {}
 
     def forget(self, path: str) -> None:
         """A document was closed: drop what was kept for its texts (jedi answers per text
@@ -64,6 +72,17 @@ class WorkspaceIndex:
             pass
 
     # ----------------------------------------------------------------- other files' facts
+    def stamp_of(self, path: str) -> object | None:
+        """The version of a file: its editor text's hash when open, else its size and mtime."""
+        text = self._open_text(path)
+        if text is not None:
+            return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return (stat.st_size, stat.st_mtime_ns)
+
     def facts_for(self, path: str) -> ModuleFacts | None:
         text = self._open_text(path)
         stamp: object
@@ -98,10 +117,19 @@ class WorkspaceIndex:
         qualname = facts.imports.bindings.get(name.id)
         if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
             return None
-        location = self._definition_of(facts, name, path)
+        chain = self.module_files(qualname, path)
+        consulted = self.consulted.setdefault(path, set())
+        if not chain:
+            # Cannot be a workspace file: jedi would only find the stdlib or a library. A module
+            # created later in these folders would change that.
+            consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
+            return None
+        consulted.update(chain)
+        location = self._definition_of(facts, name, path, qualname, chain)
         if location is None:
             return None
         target_path, line = location
+        consulted.add(target_path)
         if os.path.abspath(target_path) == os.path.abspath(path):
             return None
         target = self.facts_for(target_path)
@@ -112,12 +140,61 @@ class WorkspaceIndex:
                 return RemoteFunction(fn, target, target_path)
         return None
 
-    def _definition_of(self, facts: ModuleFacts, name: ast.Name, path: str) -> tuple[str, int] | None:
-        text = facts.source.text
-        key = (path, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), name.id)
+    def module_files(self, qualname: str, path: str) -> list[str]:
+        """Workspace files (and folders) an import of ``qualname`` from ``path`` may go through;
+        empty when the import cannot resolve into the workspace."""
+        dots = len(qualname) - len(qualname.lstrip("."))
+        parts = [p for p in qualname[dots:].split(".") if p]
+        if dots:
+            base = os.path.dirname(os.path.abspath(path))
+            for _ in range(dots - 1):
+                base = os.path.dirname(base)
+            bases = [base]
+        else:
+            bases = self._search_dirs(path)
+        found = []
+        for base in bases:
+            directory = base
+            for index, part in enumerate(parts):
+                module, package = os.path.join(directory, part + ".py"), os.path.join(directory, part)
+                is_package = os.path.isdir(package)
+                if os.path.isfile(module) or os.path.isfile(module + "i"):
+                    found.append(module)
+                if not is_package:
+                    break
+                found.append(package)
+                init = os.path.join(package, "__init__.py")
+                if os.path.isfile(init):
+                    found.append(init)
+                directory = package
+            if dots and not parts:  # ``from . import x``: the package itself
+                found.append(os.path.join(base, "__init__.py"))
+        return found
+
+    def _search_dirs(self, path: str) -> list[str]:
+        """Where jedi looks for a workspace module: the roots, the file's folder and the folders
+        above it up to the top of its package (a script's folder is on its sys.path)."""
+        dirs = list(self.roots)
+        directory = os.path.dirname(os.path.abspath(path))
+        while True:
+            dirs.append(directory)
+            if not os.path.isfile(os.path.join(directory, "__init__.py")):
+                break
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        return list(dict.fromkeys(dirs))
+
+    def _definition_of(self, facts: ModuleFacts, name: ast.Name, path: str, qualname: str, chain: list[str]) -> tuple[str, int] | None:
+        key = (path, qualname, name.id)
         with self._lock:
-            if key in self._answers:
-                return self._answers[key]
+            cached = self._answers.get(key)
+        if cached is not None:
+            stamps, answer = cached
+            if stamps == self._stamps(chain, answer):
+                return answer
+        text = facts.source.text
         answer = None
         try:
             import jedi  # imported lazily: only cross-file lookups pay for it
@@ -132,11 +209,15 @@ class WorkspaceIndex:
         except Exception as exc:  # noqa: BLE001 - jedi failing must not fail the analysis
             log.debug("jedi could not resolve %s in %s: %s", name.id, path, exc)
         with self._lock:
-            if len(self._answers) >= MAX_ANSWERS:  # every edit is a new text: keep the newest
+            if len(self._answers) >= MAX_ANSWERS:  # bounded: keep the newest
                 for stale in list(self._answers)[: MAX_ANSWERS // 2]:
                     del self._answers[stale]
-            self._answers[key] = answer
+            self._answers[key] = (self._stamps(chain, answer), answer)
         return answer
+
+    def _stamps(self, chain: list[str], answer: tuple[str, int] | None) -> tuple:
+        files = chain + ([answer[0]] if answer else [])
+        return tuple((f, self.stamp_of(f)) for f in files)
 
     def _project_for(self, path: str, jedi):
         root = next((r for r in self.roots if os.path.abspath(path).startswith(r + os.sep)), None)

@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from tfperf_lsp.session import DocumentSession
 log = logging.getLogger("tfperf_lsp")
 
 DEBOUNCE_SECONDS = 0.2
+KEEP_TREES = 4  # documents whose syntax trees stay in memory (the others' are rebuilt on demand)
 MAX_DOCUMENT_CHARS = 3_000_000  # beyond this a document is data or generated code: say so, skip it
 
 
@@ -50,6 +52,7 @@ class ServerState:
         self.reported_problems: set[str] = set()
         self.pull_diagnostics = False
         self.sessions: dict[str, DocumentSession] = {}
+        self.recent: OrderedDict[str, None] = OrderedDict()  # documents whose trees are kept
         self.results: dict[str, DocumentResult] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.inflight: dict[tuple[str, int | None], asyncio.Future] = {}  # shared analyses
@@ -160,7 +163,19 @@ class ServerState:
         result = DocumentResult(version, analysis, dependencies)
         self._attach_measurements(uri, result)
         self.results[uri] = result
+        self._keep_trees(uri)
         return result
+
+    def _keep_trees(self, uri: str) -> None:
+        """Syntax trees for the documents analysed last only (see session.Rebuildable)."""
+        with self._lock:
+            self.recent.pop(uri, None)
+            self.recent[uri] = None
+            while len(self.recent) > KEEP_TREES:
+                self.recent.popitem(last=False)
+            for other, session in list(self.sessions.items()):
+                if other not in self.recent:
+                    session.drop_trees()
 
     def _attach_measurements(self, uri: str, result: DocumentResult) -> None:
         """Results of earlier benchmarks of exactly this code (the cache key is the code)."""
@@ -210,6 +225,7 @@ class ServerState:
     def forget(self, uri: str) -> None:
         """The document was closed: keep nothing of it (memory grew with every document)."""
         self.sessions.pop(uri, None)
+        self.recent.pop(uri, None)
         self.results.pop(uri, None)
         self.too_large.discard(uri)
         for key in [k for k in self.problems if k[0] == uri]:

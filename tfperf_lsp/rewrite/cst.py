@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from tfperf_lsp.rewrite.lazy import libcst as cst  # imported on first use: fixes only
+from tfperf_lsp.rewrite.lazy import metadata
 
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit
@@ -30,12 +30,13 @@ class StatementRewrite:
         if any(line.strip() and not line.startswith(self.indent) for line in lines):
             raise ValueError("statement lines are not uniformly indented")
         self.text = "\n".join(line[len(self.indent) :] for line in lines) + "\n"
-        self.wrapper = MetadataWrapper(cst.parse_module(self.text), unsafe_skip_copy=True)
+        self.wrapper = metadata.MetadataWrapper(cst.parse_module(self.text), unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.positions = self.wrapper.resolve(metadata.PositionProvider)
 
-    def node_at(self, node: ast.AST, kind: type | tuple = cst.CSTNode) -> cst.CSTNode | None:
-        """The CST node of type ``kind`` spanning exactly the ``ast`` node."""
+    def node_at(self, node: ast.AST, kind: type | tuple | None = None) -> cst.CSTNode | None:
+        """The CST node of type ``kind`` (any node by default) spanning exactly the ``ast`` node."""
+        kind = kind or cst.CSTNode
         span = self.source.span(node)
         want = (
             span.start.line - self.first + 1,

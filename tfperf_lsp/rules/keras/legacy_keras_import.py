@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
+from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.model import Edit, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
+from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis.facts import walk_same_scope
 from tfperf_lsp.analysis.models import is_model_name

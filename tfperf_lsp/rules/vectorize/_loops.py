@@ -10,7 +10,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-import libcst as cst
+from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode
 from tfperf_lsp.analysis.source import SourceText
