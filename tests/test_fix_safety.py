@@ -89,3 +89,31 @@ def test_check_ignores_a_remembered_device_and_takes_the_flag(tmp_path, monkeypa
     out, err = capsys.readouterr()
     assert "TFP601" in out and "GPU cc 8.6 (from --device)" in err
     assert main(["check", "--device", "tpu", "train.py"]) == 2
+
+
+def test_fixes_apply_only_to_findings_that_were_shown():
+    """Compiling an eager step (TFP301) makes it a jit candidate (TFP501): that new finding is
+    reported on the next run, never applied unasked in the same one."""
+    code = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.SGD()
+
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+
+
+        for step in range(100):
+            train_step(tf.ones([4, 2]), tf.ones([4, 1]))
+        """
+    )
+    result = check_file("train.py", code, {}, fix=True, unsafe=True)
+    assert "@tf.function\ndef train_step" in result.new_text
+    assert "jit_compile" not in result.new_text
+    assert [f.code for f in result.findings] == ["TFP501"]  # shown next time, as a new finding

@@ -76,12 +76,15 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
     with the reason, and the round is tried again without it."""
     current = text
     withheld: dict[tuple, str] = {}
+    # Only the findings the user was shown are fixed: a finding that a fix brings about (TFP501's
+    # "add jit_compile" on the function TFP301 just compiled) is reported, not applied unasked.
+    shown = Counter(_identity(f) for f in analysis.findings)
     for _ in range(MAX_FIX_ROUNDS * 2):
         pairs = []
         for finding in analysis.findings:
             if not finding.fix_title or (finding.fix_applicability != "safe" and not unsafe):
                 continue
-            if _identity(finding) in withheld:
+            if _identity(finding) in withheld or shown[_identity(finding)] <= 0:
                 continue
             built = fix_for(analysis, finding)
             if built is not None:
@@ -116,6 +119,7 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
             for finding in ineffective:
                 withheld[_identity(finding)] = "re-analysis still reports the finding after the fix"
             continue
+        shown.subtract(fixed_here)
         current, analysis = candidate, next_analysis
     else:  # never stopped by itself: say so rather than leave a half-fixed file unexplained
         for finding in analysis.findings:

@@ -45,7 +45,8 @@ class CostlyEagerFunction(Rule):
     Also when the repeated call is not in code this file runs eagerly itself (module-level code,
     `main()` and what they call): a library function's callers may well run it inside a graph
     (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
-    For loops over a handful of literal items (`for c in range(3)`), for helpers that call no
+    For loops over a handful of literal items (`for c in range(3)`), for calls that do not run
+    every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
     real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`), and for functions that build
     Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once. For helpers called from an
     eager training step: TFP301 compiles the whole step, the helper with it.
@@ -125,7 +126,8 @@ class CostlyEagerFunction(Rule):
         for call in hot_calls(ctx):
             if call.name not in module_defs or call.name in sites:
                 continue  # only calls of this file's own functions matter (cheap test first)
-            if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.runs_eagerly_in_script(call.node)):
+            if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.per_step(call.node)
+                                                        and hot.runs_eagerly_in_script(call.node)):
                 continue  # a short loop, or a library function whose callers may run it in a graph
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it

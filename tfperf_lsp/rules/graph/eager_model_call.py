@@ -36,7 +36,8 @@ class EagerModelCall(Rule):
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; and in loops over a
     handful of literal items (`for training in (False, True)`). When the loop also runs a
-    TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once.
+    TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a
+    function this file never runs itself (dead code, or library code whose callers may trace it).
 
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
@@ -95,6 +96,8 @@ class EagerModelCall(Rule):
                 continue
             if not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
                 continue  # periodic, once per epoch, or a handful of iterations
+            if not ctx.hot.runs_eagerly_in_script(call):
+                continue  # a function this file never runs (dead code, or a library's)
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops):
