@@ -187,7 +187,7 @@ def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
             qualname = facts.qualname(node.func) or ""
             if facts.imports.is_tensorflow(qualname) and not qualname.startswith(_NOT_OPS):
                 ops += 1
-    return ops >= MANY_OPS // 2
+    return ops >= 2
 
 
 def _in_training_step(facts, hot, node: ast.AST) -> bool:
