@@ -29,7 +29,7 @@ _UNCOMPILABLE_PREFIXES = ("tensorflow.strings.", "tensorflow.io.", "tensorflow.d
 # repeatable), and gradients of unbounded while loops do not compile.
 _UNSURE_PREFIXES = ("tensorflow.random.", "tensorflow.nn.dropout", "tensorflow.while_loop")
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-_EXTENSION_LIBRARIES = ("tensorflow_addons.", "tensorflow_probability.", "tensorflow_text.", "tensorflow_recommenders.")
+EXTENSION_LIBRARIES = ("tensorflow_addons", "tensorflow_probability", "tensorflow_text", "tensorflow_recommenders")
 # Elementwise ops XLA fuses into one kernel (the XLA guide: fusion is "XLA's single most important
 # optimization"). Python arithmetic on tensors counts too.
 ELEMENTWISE = frozenset(
@@ -87,7 +87,7 @@ def body_profile(ctx, body: ast.AST) -> BodyProfile:
             profile.blockers.add(f"calls {qualname.replace('tensorflow.', 'tf.')}")
         elif qualname == "tensorflow.TensorArray" and _keyword_true(node, "dynamic_size"):
             profile.blockers.add("grows a dynamic-size TensorArray")
-        elif qualname.startswith(_EXTENSION_LIBRARIES):
+        elif qualname.startswith(EXTENSION_LIBRARIES):
             # Their ops' XLA support is their own (tfa.seq2seq decoders loop dynamically): unknown.
             profile.blockers.add(f"calls {qualname.split('.')[0]}, whose ops XLA may not compile")
         elif qualname.startswith(_UNSURE_PREFIXES):

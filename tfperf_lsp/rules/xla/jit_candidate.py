@@ -6,7 +6,7 @@ import ast
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
-from tfperf_lsp.rules.xla._common import find_tf_function, function_profile, jit_option
+from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, find_tf_function, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
 
@@ -39,7 +39,8 @@ class JitCandidate(Rule):
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
     `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), an op of a
     TensorFlow extension library (`tensorflow_addons`, `tensorflow_probability`, ...: their XLA
-    support is their own; `tfa.seq2seq` decoders loop dynamically), or a
+    support is their own; `tfa.seq2seq` decoders loop dynamically; a file that imports one is
+    skipped whole, since its models may use them where tfperf cannot see), or a
     `TensorArray(dynamic_size=True)` (measured: it compiled and returned an empty result).
     Functions with few elementwise operations and no gradient tape are not reported, nor chains
     of elementwise operations that this file does not call in a loop: a library function (a
@@ -197,6 +198,8 @@ class JitCandidate(Rule):
         # Batches padded to each batch's longest element have a new shape per batch: XLA would
         # compile the step again for each length.
         varying_batches = None  # computed on the first train step: it may read sibling modules
+        if any(q.startswith(EXTENSION_LIBRARIES) for q in facts.imports.bindings.values()):
+            return  # models built on tfa / tfp layers: whether XLA compiles their ops is unknown
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue
