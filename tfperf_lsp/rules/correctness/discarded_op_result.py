@@ -46,7 +46,9 @@ class DiscardedOpResult(Rule):
     ## When it stays silent
     For ops with effects (`tf.print`, `tf.debugging.*`, `tf.assert_*`, `tf.summary.*`,
     `tf.io.write_file`, variable `assign`), for calls whose result is used (assigned, returned,
-    passed on), and for ops tfperf does not know to be pure. It applies in test code too.
+    passed on), and for ops tfperf does not know to be pure. At the top level of a module: in a
+    notebook, a cell's last expression is its displayed output (and a script's top level runs
+    once). It applies in test code too.
 
     ## Fix
     Use the result: `grad = tf.clip_by_norm(grad, 15)` (no quick fix: which name to assign to is
@@ -57,9 +59,12 @@ class DiscardedOpResult(Rule):
             """
             import tensorflow as tf
 
-            g = tf.constant([3.0, 4.0])
-            tf.clip_by_norm(g, 1.0)  # meant: g = tf.clip_by_norm(g, 1.0)
-            norm = float(tf.norm(g))
+            def clipped_norm(g):
+                tf.clip_by_norm(g, 1.0)  # meant: g = tf.clip_by_norm(g, 1.0)
+                return float(tf.norm(g))
+
+
+            norm = clipped_norm(tf.constant([3.0, 4.0]))
             """,
             verify="""
             assert abs(norm - 5.0) < 1e-6  # nothing was clipped
@@ -85,6 +90,8 @@ class DiscardedOpResult(Rule):
             statement = facts.parent(call)
             if not isinstance(statement, ast.Expr) or statement.value is not call:
                 continue
+            if isinstance(facts.parent(statement), ast.Module):
+                continue  # top level: a notebook cell's last expression is its output, shown
             qualname = facts.qualname(call.func)
             if qualname not in _PURE_OPS:
                 continue

@@ -85,6 +85,7 @@ class EagerModelCall(Rule):
 
     def check(self, ctx):
         facts = ctx.facts
+        reported = set()  # one finding per model and loop: ``d(real)``, ``d(fake)`` are one hint
         for call in facts.calls:
             func = call.func
             if not isinstance(func, ast.Name) or facts.in_tf_function(call) is not None:
@@ -102,6 +103,9 @@ class EagerModelCall(Rule):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops):
                 continue
+            if (func.id, loops[-1]) in reported:
+                continue
+            reported.add((func.id, loops[-1]))
             new_name = f"{func.id}_graph"
             taken = new_name in facts.names
             yield self.finding(

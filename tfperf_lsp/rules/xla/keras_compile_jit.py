@@ -40,7 +40,10 @@ class KerasCompileWithoutJit(Rule):
     the TensorFlow backend where it can. On the private legacy
     `tensorflow.python.keras` package, whose `compile()` has no `jit_compile` argument. When
     `jit_compile` or `**kwargs` is passed, and when the receiver cannot be traced to a Keras 2
-    model (a parameter, an attribute) unless the file imports no Keras but `tf_keras`.
+    model (a parameter, an attribute) unless the file imports no Keras but `tf_keras`. In files
+    that build recurrent or text models (`LSTM`, `GRU`, `Bidirectional`, `TextVectorization`,
+    TensorFlow Hub layers): variable-length sequences compile again for each length, and string
+    ops do not compile at all.
 
     ## Fix
     Adds `jit_compile=True`. Marked unsafe: results move within float tolerance, a model with an
@@ -103,6 +106,8 @@ class KerasCompileWithoutJit(Rule):
         if ".compile(" not in ctx.source.text:
             return
         facts = ctx.facts
+        if _sequence_models(facts):
+            return  # recurrent or text layers: variable lengths, dynamic loops, hub layers
         file_sources = facts.imports.keras_sources
         for call in facts.calls:
             func = call.func
@@ -202,3 +207,17 @@ def _model_source(facts, expr: ast.AST, depth: int = 0) -> str | None:
 
 def _looks_like_keras_compile(call: ast.Call) -> bool:
     return any(kw.arg in ("optimizer", "loss") for kw in call.keywords)
+
+
+# Layers whose models XLA often cannot help: recurrent loops over variable-length sequences
+# (each new length compiles again), text preprocessing (string ops), TensorFlow Hub layers.
+_SEQUENCE_LAYERS = {"LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "TextVectorization", "LSTMCell", "GRUCell",
+                    "ConvLSTM2D", "KerasLayer", "StringLookup"}
+
+
+def _sequence_models(facts) -> bool:
+    for call in facts.calls:
+        qualname = facts.qualname(call.func) or ""
+        if (qualname.startswith(("keras.layers.", "tensorflow_hub.")) and qualname.rsplit(".", 1)[-1] in _SEQUENCE_LAYERS):
+            return True
+    return False
