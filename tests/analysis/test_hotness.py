@@ -147,3 +147,11 @@ def test_loops_steps_and_functions_called_from_loops_are_hot():
     assert model.is_hot(step.body[0])
     assert model.is_hot(helper.body[0])
     assert not model.is_hot(once.body[0])
+
+
+def test_a_project_that_lives_in_a_folder_named_test_is_not_test_code(tmp_path):
+    project = tmp_path / "test" / "myproject"
+    (project / "tests").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    assert not is_test_path(str(project / "train.py"))
+    assert is_test_path(str(project / "tests" / "helpers.py"))

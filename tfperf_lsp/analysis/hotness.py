@@ -21,6 +21,7 @@ rules stay on); rules ask ``why_cold`` and ``is_hot`` for their own decisions.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from functools import cached_property
@@ -50,13 +51,38 @@ _TAPE = "tensorflow.GradientTape"
 
 
 def is_test_path(path: str | None) -> bool:
-    """A file that by its name or folder holds tests or test helpers."""
+    """A file that by its name or folder holds tests or test helpers. Folders count only inside
+    the project (below the nearest pyproject.toml, setup.py or .git): a checkout that happens to
+    live in ``~/test/`` is not test code."""
     if not path:
         return False
     parts = os.path.normpath(path).replace("\\", "/").split("/")
     if _TEST_FILE.match(parts[-1]):
         return True
-    return any(part in _TEST_DIRS for part in parts[:-1])
+    folders = os.path.relpath(os.path.dirname(os.path.abspath(path)), _project_root(path)).replace("\\", "/").split("/")
+    return any(part in _TEST_DIRS for part in folders)
+
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+@functools.lru_cache(maxsize=256)
+def _folder_root(folder: str) -> str:
+    current = folder
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            # No project marker: below the working directory if the file is there, else nothing
+            # of its path but the file name counts.
+            cwd = os.getcwd()
+            return cwd if folder == cwd or folder.startswith(cwd + os.sep) else folder
+        current = parent
+
+
+def _project_root(path: str) -> str:
+    return _folder_root(os.path.dirname(os.path.abspath(path)))
 
 
 class HotCode:
