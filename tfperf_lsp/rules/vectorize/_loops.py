@@ -388,3 +388,32 @@ def stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
     if extra or len(call.args) > 2:
         return ["`tf.stack` has other arguments"]
     return []
+
+
+# --------------------------------------------------------------------------- collect-then-stack loops
+def appended(loop: ast.AST) -> tuple[str, ast.expr] | None:
+    """``(name, value)`` when the loop body is the single statement ``name.append(value)``."""
+    if not loop_is_plain(loop) or len(loop.body) != 1 or not isinstance(loop.body[0], ast.Expr):
+        return None
+    call = loop.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
+        return None
+    return call.func.value.id, call.args[0]
+
+
+def collector_problems(facts: ModuleFacts, source: SourceText, loop: ast.AST, listname: str, it: Iteration,
+                       stack: Stack) -> list[str]:
+    """Why ``listname = []``, the loop and the ``tf.stack`` after it cannot be replaced by one
+    statement: the list is not created empty right before, the statements share lines, or the
+    list or the loop variable is read afterwards."""
+    init = neighbour(facts, loop, -1)
+    after = neighbour(facts, loop, 1)
+    if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
+            and init.targets[0].id == listname and isinstance(init.value, ast.List) and not init.value.elts):
+        return [f"`{listname}` is not created empty right before the loop"]
+    if not statements_alone(source, init, after, neighbour(facts, init, -1), neighbour(facts, after, 1)):
+        return ["the statements share lines with others"]
+    later = {it.var} | ({listname} if stack.target != listname else set())
+    used = names_read_after(facts, source, [init, loop, after], later)
+    return [f"`{sorted(used)[0]}` is used after the loop"] if used else []

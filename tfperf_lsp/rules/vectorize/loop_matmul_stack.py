@@ -190,34 +190,18 @@ class LoopMatmulStack(Rule):
     # ------------------------------------------------------------------ the two shapes
     def _append_loop(self, ctx, loop):
         facts = ctx.facts
-        if not L.loop_is_plain(loop) or len(loop.body) != 1:
+        found = L.appended(loop)
+        if found is None:
             return None
-        body = loop.body[0]
-        call = body.value if isinstance(body, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
-            return None
-        listname = call.func.value.id
+        listname, value = found
         it = L.iteration(facts, loop.target, loop.iter)
-        item = _per_item_matmul(facts, call.args[0], it, loop) if it else None
-        if item is None or L.reads_name(call.args[0], listname):
+        item = _per_item_matmul(facts, value, it, loop) if it else None
+        if item is None or L.reads_name(value, listname):
             return None
-        after = L.neighbour(facts, loop, 1)
-        stack = L.stack_of(facts, after, listname)
+        stack = L.stack_of(facts, L.neighbour(facts, loop, 1), listname)
         if stack is None:
             return None
-        problems = list(item.problems) + stack.problems
-        init = L.neighbour(facts, loop, -1)
-        if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
-                and init.targets[0].id == listname and isinstance(init.value, ast.List) and not init.value.elts):
-            problems.append(f"`{listname}` is not created empty right before the loop")
-        elif not L.statements_alone(ctx.source, init, after, L.neighbour(facts, init, -1), L.neighbour(facts, after, 1)):
-            problems.append("the statements share lines with others")
-        else:
-            later = {it.var} | ({listname} if stack.target != listname else set())
-            used = L.names_read_after(facts, ctx.source, [init, loop, after], later)
-            if used:
-                problems.append(f"`{sorted(used)[0]}` is used after the loop")
+        problems = list(item.problems) + stack.problems + L.collector_problems(facts, ctx.source, loop, listname, it, stack)
         return self._report(ctx, loop, item, listname, problems, target=stack.target)
 
     def _comprehension(self, ctx, call):

@@ -176,13 +176,10 @@ class PerElementMap(Rule):
         """``out = []; for k in range(n): out.append(f(x[k])); y = tf.stack(out)`` with ``f``
         elementwise: the same as ``y = f(x)``."""
         facts = ctx.facts
-        if not L.loop_is_plain(loop) or len(loop.body) != 1 or not isinstance(loop.body[0], ast.Expr):
+        found = L.appended(loop)
+        if found is None:
             return None
-        call = loop.body[0].value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
-            return None
-        listname, elt = call.func.value.id, call.args[0]
+        listname, elt = found
         it = L.iteration(facts, loop.target, loop.iter)
         if it is None or L.reads_name(elt, listname) or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL):
             return None
@@ -202,17 +199,7 @@ class PerElementMap(Rule):
         problems = list(stack.problems)
         if not L.covers_axis(facts, it, x, loop):
             problems.append(f"the loop may not cover every item of `{x}`")
-        init = L.neighbour(facts, loop, -1)
-        if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
-                and init.targets[0].id == listname and isinstance(init.value, ast.List) and not init.value.elts):
-            problems.append(f"`{listname}` is not created empty right before the loop")
-        elif not L.statements_alone(ctx.source, init, after, L.neighbour(facts, init, -1), L.neighbour(facts, after, 1)):
-            problems.append("the statements share lines with others")
-        else:
-            later = {it.var} | ({listname} if stack.target != listname else set())
-            used = L.names_read_after(facts, ctx.source, [init, loop, after], later)
-            if used:
-                problems.append(f"`{sorted(used)[0]}` is used after the loop")
+        problems += L.collector_problems(facts, ctx.source, loop, listname, it, stack)
         text = _substituted(ctx.source, elt, items, x)
         message = (f"`{listname}` collects `{ctx.source.segment(elt)}` item by item over `{x}`, then stacks it, but "
                    f"it is elementwise: `{text}` does the same at once")
