@@ -183,28 +183,32 @@ class VaryingShape(Rule):
     def check(self, ctx):
         for site in eager_loop_calls(ctx):
             fn = site.callee.fn
-            if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
+            if _generalises_shapes(fn):
                 continue
             for argument in list(site.call.args) + [kw.value for kw in site.call.keywords]:
                 variable = varying_shape(ctx.facts, argument, site.loops) or ragged_iteration(ctx.facts, argument, site.loops)
                 if variable is None:
                     continue
-                local = site.callee.path is None
-                yield self.finding(
-                    ctx,
-                    argument,
-                    f"`{function_label(fn)}` is traced again for every new shape of this argument, which "
-                    f"changes with `{variable}`: use `reduce_retracing=True` or an `input_signature` "
-                    f"with `None` dimensions",
-                    label=f"retraces per shape (varies with {variable})",
-                    fix_title="Add reduce_retracing=True to the tf.function" if local else None,
-                    wrapper_line=fn.wrapper.lineno,
-                    wrapper_col=fn.wrapper.col_offset,
-                )
+                yield self._retraces(
+                    ctx, argument, fn, f"every new shape of this argument, which changes with `{variable}`:",
+                    f"retraces per shape (varies with {variable})", local=site.callee.path is None)
                 break
 
         yield from self._growing_attributes(ctx)
         yield from self._padded_batches(ctx)
+
+    def _retraces(self, ctx, argument, fn, why: str, label: str, local: bool):
+        """The finding: ``fn`` is traced again for ``why`` (ending in its own ":" or " -"); a fix
+        only for a local tf.function."""
+        return self.finding(
+            ctx, argument,
+            f"`{function_label(fn)}` is traced again for {why} use `reduce_retracing=True` or an "
+            f"`input_signature` with `None` dimensions",
+            label=label,
+            fix_title="Add reduce_retracing=True to the tf.function" if local else None,
+            wrapper_line=fn.wrapper.lineno,
+            wrapper_col=fn.wrapper.col_offset,
+        )
 
     def _padded_batches(self, ctx):
         """A step called on every batch of a dataset padded per batch (``padded_batch``, here or
@@ -214,7 +218,7 @@ class VaryingShape(Rule):
             return
         for site in sites:
             fn = site.callee.fn
-            if "input_signature" in fn.options or fn.option_is_true("reduce_retracing") or fn.option_is_true("experimental_relax_shapes"):
+            if _generalises_shapes(fn):
                 continue
             loop = site.loops[0]
             if not isinstance(loop, (ast.For, ast.AsyncFor)) or _is_range(loop.iter):
@@ -223,17 +227,10 @@ class VaryingShape(Rule):
             argument = next((a for a in site.call.args if isinstance(a, ast.Name) and a.id in items), None)
             if argument is None:
                 continue
-            local = site.callee.path is None
-            yield self.finding(
-                ctx, argument,
-                f"`{function_label(fn)}` is traced again for every batch length: the batches are padded per batch "
-                f"(`padded_batch`), so `{argument.id}` has a new shape each time - use `reduce_retracing=True` or an "
-                f"`input_signature` with `None` dimensions",
-                label="retraces per batch length",
-                fix_title="Add reduce_retracing=True to the tf.function" if local else None,
-                wrapper_line=fn.wrapper.lineno,
-                wrapper_col=fn.wrapper.col_offset,
-            )
+            yield self._retraces(
+                ctx, argument, fn,
+                f"every batch length: the batches are padded per batch (`padded_batch`), so `{argument.id}` "
+                f"has a new shape each time -", "retraces per batch length", local=site.callee.path is None)
 
     def _growing_attributes(self, ctx):
         """``self.index`` grows in one method (``self.index = tf.concat([self.index, x], 0)``) and
@@ -244,23 +241,15 @@ class VaryingShape(Rule):
             return
         for call in facts.calls:
             fn = facts.resolve_tf_function(call.func, call)
-            if fn is None or "input_signature" in fn.options or fn.option_is_true("reduce_retracing") \
-                    or fn.option_is_true("experimental_relax_shapes") or facts.in_tf_function(call) is not None:
+            if fn is None or _generalises_shapes(fn) or facts.in_tf_function(call) is not None:
                 continue
             for argument in list(call.args) + [kw.value for kw in call.keywords]:
                 attribute = _self_attribute(argument)
                 if attribute not in growing:
                     continue
-                yield self.finding(
-                    ctx, argument,
-                    f"`{function_label(fn)}` is traced again for every new size of `self.{attribute}`, which grows "
-                    f"in `{growing[attribute]}()`: use `reduce_retracing=True` or an `input_signature` with "
-                    f"`None` dimensions",
-                    label=f"retraces per size of self.{attribute}",
-                    fix_title="Add reduce_retracing=True to the tf.function",
-                    wrapper_line=fn.wrapper.lineno,
-                    wrapper_col=fn.wrapper.col_offset,
-                )
+                yield self._retraces(
+                    ctx, argument, fn, f"every new size of `self.{attribute}`, which grows in `{growing[attribute]}()`:",
+                    f"retraces per size of self.{attribute}", local=True)
                 break
 
     def fix(self, ctx, finding):
@@ -302,3 +291,9 @@ def _growing_attributes(facts) -> dict[str, str]:
 
 def _is_range(expr) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
+
+
+def _generalises_shapes(fn) -> bool:
+    """An ``input_signature`` or ``reduce_retracing`` already keeps one trace for many shapes."""
+    return ("input_signature" in fn.options or fn.option_is_true("reduce_retracing")
+            or fn.option_is_true("experimental_relax_shapes"))
