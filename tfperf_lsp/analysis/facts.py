@@ -236,6 +236,21 @@ class ModuleFacts:
             return names
         return set()
 
+    def names_changed_by(self, loop: ast.AST, skip: ast.AST | None = None) -> set[str]:
+        """Names that take a new value on each iteration: the loop's targets, names assigned in
+        its body (``skip``, a statement, aside) and defs made in it (a new function each time)."""
+        changed = set(self.loop_targets(loop))
+        for node in getattr(loop, "body", []):
+            for inner in walk_same_scope(node):
+                if isinstance(inner, ast.Assign) and inner is not skip:
+                    for target in inner.targets:
+                        changed.update(target_names(target))
+                elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)):
+                    changed.update(target_names(inner.target))
+                elif isinstance(inner, ScopeNode) and hasattr(inner, "name"):
+                    changed.add(inner.name)
+        return changed
+
     # ----------------------------------------------------------------- names and calls
     def qualname(self, node: ast.AST | None) -> str | None:
         return self.imports.qualname(node) if node is not None else None

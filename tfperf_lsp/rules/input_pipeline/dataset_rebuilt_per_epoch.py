@@ -94,7 +94,7 @@ class DatasetRebuiltPerEpoch(Rule):
             loops = facts.enclosing_loops(step.call)
             if not loops or facts.in_tf_function(step.call) is not None:
                 continue
-            if _varies(step.call, loops[0]) or not _costly(step):
+            if _varies(facts, step.call, loops[0]) or not _costly(step):
                 continue
             name = step.factory.name
             yield self.finding(
@@ -106,16 +106,9 @@ class DatasetRebuiltPerEpoch(Rule):
             )
 
 
-def _varies(call: ast.Call, loop: ast.AST) -> bool:
-    changing = set()
-    if isinstance(loop, (ast.For, ast.AsyncFor)):
-        changing |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for node in ast.walk(loop):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                if not (isinstance(node, ast.Assign) and node.value is call):
-                    changing |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+def _varies(facts, call: ast.Call, loop: ast.AST) -> bool:
+    """An argument of the factory call changes with the loop (the call's own assignment aside)."""
+    changing = facts.names_changed_by(loop, skip=facts.statement_of(call))
     used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {getattr(call.func, "id", None)}
     return bool(used & changing)
 

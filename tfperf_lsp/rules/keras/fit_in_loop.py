@@ -88,7 +88,7 @@ class FitInLoop(Rule):
             loop = loops[0]
             if not isinstance(loop, (ast.For, ast.While)) or (isinstance(loop, ast.For) and is_short_loop(loop)):
                 continue
-            changing = _names_changed_by(loop)
+            changing = facts.names_changed_by(loop)
             used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
             if used & changing or not _only_fit(loop, call):
                 continue
@@ -98,18 +98,6 @@ class FitInLoop(Rule):
                 f"input pipeline and callbacks - one call with `epochs=` does the same training once",
                 label="fit in a loop",
             )
-
-
-def _names_changed_by(loop: ast.AST) -> set[str]:
-    names = set()
-    if isinstance(loop, ast.For):
-        names |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for node in ast.walk(loop):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names
 
 
 def _only_fit(loop: ast.AST, call: ast.Call) -> bool:

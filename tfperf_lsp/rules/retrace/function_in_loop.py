@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ast
 
-from tfperf_lsp.analysis.facts import ScopeNode, target_names, walk_same_scope
 from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
@@ -175,16 +174,7 @@ def _hoistable(facts, stmt: ast.stmt, wrapper: ast.AST, loop: ast.AST) -> bool:
         return False
     if len(loop.body) < 2 or stmt.end_lineno is None:
         return False  # moving the only statement would leave an empty loop
-    changed = set(facts.loop_targets(loop))
-    for node in loop.body:
-        for inner in walk_same_scope(node):
-            if isinstance(inner, ast.Assign) and inner is not stmt:
-                for target in inner.targets:
-                    changed.update(target_names(target))
-            elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)):
-                changed.update(target_names(inner.target))
-            elif isinstance(inner, ScopeNode) and hasattr(inner, "name"):
-                changed.add(inner.name)  # a def in the loop body: a new function per iteration
+    changed = facts.names_changed_by(loop, skip=stmt)
     used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
     return not (used & changed)
 
@@ -200,17 +190,7 @@ def _outermost(facts, stmt: ast.stmt, loop: ast.AST) -> ast.AST:
         outer = facts.parent(loop)
         if not isinstance(outer, _LOOPS) or loop not in outer.body:
             return loop
-        changed = set(facts.loop_targets(outer))
-        for node in outer.body:
-            for inner in walk_same_scope(node):
-                if isinstance(inner, ast.Assign) and inner is not stmt:
-                    for target in inner.targets:
-                        changed.update(target_names(target))
-                elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)):
-                    changed.update(target_names(inner.target))
-                elif isinstance(inner, ScopeNode) and hasattr(inner, "name"):
-                    changed.add(inner.name)
-        if used & changed:
+        if used & facts.names_changed_by(outer, skip=stmt):
             return loop
         loop = outer
 
