@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.engine import Analysis, fix_for
-from tfperf_lsp.lsp.state import DEBOUNCE_SECONDS, DocumentResult
+from tfperf_lsp.lsp.state import DocumentResult
 from tfperf_lsp.notebook import Notebook, build
 
 SELECTOR = types.NotebookDocumentSyncOptions(
@@ -161,22 +161,9 @@ def _clear(ls, uri: str) -> None:
 
 def schedule_notebook(ls, uri: str) -> None:
     """Same debounce as a file: a newer change to any cell cancels the pending run."""
-    pending = ls.state.pending.pop(uri, None)
-    if pending is not None:
-        pending.cancel()
+    from tfperf_lsp.lsp.features.diagnostics import schedule
 
-    async def later():
-        try:
-            await asyncio.sleep(DEBOUNCE_SECONDS)
-            await publish_notebook(ls, uri)
-        except asyncio.CancelledError:
-            pass
-        finally:
-            if ls.state.pending.get(uri) is task:
-                ls.state.pending.pop(uri, None)
-
-    task = asyncio.ensure_future(later())
-    ls.state.pending[uri] = task
+    schedule(ls, uri, publish_notebook)
 
 
 async def publish_notebook(ls, uri: str) -> None:

@@ -54,8 +54,10 @@ def register(server) -> None:
         return types.FullDocumentDiagnosticReport(items=diagnostics_for(ls, uri, result), result_id=result_id)
 
 
-def schedule(ls, uri: str) -> None:
-    """Analyse after the user pauses typing; a newer change cancels the pending run."""
+def schedule(ls, uri: str, publisher=None) -> None:
+    """Analyse after the user pauses typing; a newer change cancels the pending run.
+    ``publisher``: what to run then (a notebook publishes all its cells); ``publish`` by default."""
+    publisher = publisher or publish
     pending = ls.state.pending.pop(uri, None)
     if pending is not None:
         pending.cancel()
@@ -63,7 +65,7 @@ def schedule(ls, uri: str) -> None:
     async def later():
         try:
             await asyncio.sleep(DEBOUNCE_SECONDS)
-            await publish(ls, uri)
+            await publisher(ls, uri)
         except asyncio.CancelledError:
             pass
         finally:
