@@ -216,7 +216,8 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
     return {"results": answers}
 
 
-async def _start_progress(ls, token: str, findings, command: str) -> bool:
+async def start_progress(ls, token: str, begin: types.WorkDoneProgressBegin) -> bool:
+    """Open a cancellable progress report in clients that support one (shared by observe)."""
     window = ls.client_capabilities.window
     if not (window and window.work_done_progress):
         return False
@@ -225,11 +226,15 @@ async def _start_progress(ls, token: str, findings, command: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - no progress UI is not a reason to fail
         log.debug("no work done progress: %s", exc)
         return False
+    ls.work_done_progress.begin(token, begin)
+    return True
+
+
+async def _start_progress(ls, token: str, findings, command: str) -> bool:
     title = "tfperf: benchmarking " + (findings[0].code if len(findings) == 1 else f"{len(findings)} findings")
     # The first message names the command that runs: project-local editor settings can choose it.
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+    return await start_progress(ls, token, types.WorkDoneProgressBegin(
         title=title, message=f"worker: {command}", percentage=0, cancellable=True))
-    return True
 
 
 async def _refresh(ls) -> None:

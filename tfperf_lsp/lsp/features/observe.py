@@ -133,17 +133,10 @@ async def _observe(ls, uri: str, options: dict) -> dict:
 
 
 async def _start_progress(ls, token: str, name: str) -> bool:
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
-        return False
-    try:
-        await ls.work_done_progress.create_async(token)
-    except Exception as exc:  # noqa: BLE001 - no progress UI is not a reason to fail
-        log.debug("no work done progress: %s", exc)
-        return False
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+    from tfperf_lsp.lsp.features.benchmark import start_progress
+
+    return await start_progress(ls, token, types.WorkDoneProgressBegin(
         title=f"tfperf: observing {name}", percentage=None, cancellable=True))
-    return True
 
 
 # ---------------------------------------------------------------------------------- lookups
