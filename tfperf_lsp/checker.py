@@ -64,8 +64,11 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
     # An internal error in one rule is reported; the other rules' findings stand.
     internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
     device_used = None
-    if analysis.ctx is not None and "precision.device" in analysis.ctx.cache:
-        device_used = analysis.ctx.cache["precision.device"].describe()
+    if analysis.ctx is not None:
+        from tfperf_lsp.rules.precision._policy import device_used as device_read
+
+        facts = device_read(analysis.ctx)
+        device_used = facts.describe() if facts is not None else None
     return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal, withheld, device_used,
                       settings.unknown_rules)
 

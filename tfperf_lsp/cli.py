@@ -310,12 +310,12 @@ def _flatten(values) -> list[str]:
 
 # ----------------------------------------------------------------------------- rules
 def _rules(args) -> int:
-    from tfperf_lsp.rules import ALL_RULES, Rule
+    from tfperf_lsp.rules import ALL_RULES
 
     if args.format == "json":
         print(json.dumps([
             {"code": r.code, "name": r.name, "category": r.category, "severity": r.severity.value,
-             "summary": r.summary, "fix": type(r).fix is not Rule.fix, "url": r.doc_url}
+             "summary": r.summary, "fix": r.fixable, "url": r.doc_url}
             for r in ALL_RULES
         ], indent=2))
         return 0
@@ -330,11 +330,9 @@ def _rules(args) -> int:
 
 def rules_markdown(rules) -> str:
     """The README's rules table (tests/test_readme.py keeps the README in step with the code)."""
-    from tfperf_lsp.rules import Rule
-
     lines = ["| code | name | category | severity | quick fix | what it finds |", "|---|---|---|---|---|---|"]
     for rule in rules:
-        fix = "yes" if type(rule).fix is not Rule.fix else ""
+        fix = "yes" if rule.fixable else ""
         lines.append(f"| {rule.code} | `{rule.name}` | {rule.category} | {rule.severity.value} | {fix} | {rule.summary} |")
     return "\n".join(lines) + "\n"
 

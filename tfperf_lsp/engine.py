@@ -6,37 +6,21 @@ is reported in ``rule_errors`` and the other rules still run. Fixes are built on
 """
 from __future__ import annotations
 
-import re
+import logging
 import traceback
 from dataclasses import dataclass, field, replace
 
 from tfperf_lsp import selectors, suppressions
 from tfperf_lsp.analysis.facts import ModuleFacts
-from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
-from tfperf_lsp.rules import ALL_RULES, Rule, rule_by_code
+from tfperf_lsp.rules import ALL_RULES, Rule
+from tfperf_lsp.rules.context import RuleContext
+
+log = logging.getLogger(__name__)
 
 _SUPPRESSION = suppressions.TFPERF
-
-
-@dataclass
-class RuleContext:
-    """What a rule sees: the source, the shared facts, the settings, the workspace."""
-
-    source: SourceText
-    facts: ModuleFacts
-    settings: Settings
-    path: str | None = None
-    workspace: "object | None" = None  # analysis.workspace.WorkspaceIndex, for cross-file facts
-    dependencies: set[str] = field(default_factory=set)  # other files the findings relied on
-    cache: dict = field(default_factory=dict)  # facts several rules derive (see rules.common)
-    hot: HotCode | None = None  # how often code runs: tests, builders, loops (analysis.hotness)
-
-    def __post_init__(self) -> None:
-        if self.hot is None:
-            self.hot = HotCode(self.facts, self.path)
 
 
 @dataclass
@@ -93,10 +77,13 @@ def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
     """Build the edits of a finding's fix. None if the rule has no fix here, or the analysis is stale."""
     if finding.fix_title is None or analysis.ctx is None or analysis.stale:
         return None
-    rule = rule_by_code(finding.code)
-    if rule is None:
+    if finding.build_fix is None:
         return None
-    fix = rule.fix(analysis.ctx, finding)
+    try:
+        fix = finding.build_fix()
+    except Exception:  # noqa: BLE001 - a fix that cannot be built is not offered; nothing else breaks
+        log.warning("the fix for %s cannot be built:\n%s", finding.id, traceback.format_exc())
+        return None
     if fix is not None and fix.applicability != finding.fix_applicability:
         fix = replace(fix, applicability=finding.fix_applicability)
     return fix

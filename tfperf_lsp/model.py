@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 
 class Severity(str, enum.Enum):
@@ -91,8 +91,20 @@ class Finding:
     # The edits themselves are computed lazily (Rule.fix), because they need LibCST.
     fix_title: str | None = None
     fix_applicability: str = "safe"
-    # Rule-private facts the fix and the benchmark need (node positions, names, ...).
+    # Rule-private facts the benchmark needs (names, what the finding is about, ...).
     data: dict[str, Any] = field(default_factory=dict)
+    # Builds the fix's edits when asked (engine.fix_for): written by the rule where it reports the
+    # finding, with the syntax nodes in scope. Not compared, not printed, not pickled (a result
+    # sent between processes or cached carries its fixes already built: checker.detach).
+    build_fix: Callable[[], "Fix | None"] | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["build_fix"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @property
     def id(self) -> str:

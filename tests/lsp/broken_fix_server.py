@@ -6,9 +6,20 @@ from tfperf_lsp.cli import lsp_main
 from tfperf_lsp.rules import rule_by_code
 
 
-def explode(ctx, finding):
+def explode():
     raise RuntimeError("sabotaged for a test: the rewrite cannot be built")
 
 
-rule_by_code("TFP101").fix = explode
+rule = rule_by_code("TFP101")
+report = rule.finding
+
+
+def sabotaged_finding(*args, **kwargs):
+    finding = report(*args, **kwargs)
+    if finding.build_fix is not None:
+        finding.build_fix = explode
+    return finding
+
+
+rule.finding = sabotaged_finding
 sys.exit(lsp_main([]))

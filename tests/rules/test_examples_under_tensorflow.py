@@ -5,16 +5,11 @@
 - Every example with a fix: original and fixed code both run, and the fixed code's module-level
   tensors equal the original's (``np.allclose``), unless the rule documents a behaviour change.
 """
-import contextlib
-import io
-import os
-import runpy
-import tempfile
-import textwrap
-
 import pytest
 
 from tests.rules.helpers import fixed as apply_fixes
+from tests.rules.tensorflow_harness import assert_same_values, module_values, run
+from tests.rules.tensorflow_harness import trace_count as count_traces
 from tfperf_lsp.rules import ALL_RULES
 
 pytestmark = pytest.mark.tf
@@ -23,29 +18,12 @@ TRACED = [(rule, ex) for rule in ALL_RULES for ex in rule.invalid if ex.traced o
 VERIFIED = [(rule, ex) for rule in ALL_RULES for ex in rule.invalid + rule.valid if ex.verify or ex.verify_fixed]
 
 
-def run(source, verify=None):
-    """Run ``source`` as a real file (AutoGraph reads the source of what it converts)."""
-    import tensorflow as tf
-
-    tf.keras.utils.set_random_seed(0)  # original and fixed code must draw the same numbers
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "example.py")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(source)
-            if verify:
-                handle.write("\n" + textwrap.dedent(verify))
-        with contextlib.redirect_stdout(io.StringIO()):
-            return runpy.run_path(path, run_name="__tfperf_example__")
-
-
 def fixed(rule, source):
     return apply_fixes(source, {rule.code})
 
 
 def trace_count(example, namespace):
-    if example.trace_counter:
-        return len(namespace[example.trace_counter])
-    return namespace[example.traced].experimental_get_tracing_count()
+    return count_traces(namespace, example.traced, example.trace_counter)
 
 
 @pytest.mark.parametrize("rule,example", TRACED, ids=[f"{r.code}-{e.traced or e.trace_counter}" for r, e in TRACED])
@@ -71,27 +49,6 @@ def test_example_behaves_as_documented_under_tensorflow(rule, example):
 FIXED = [(rule, ex) for rule in ALL_RULES for ex in rule.invalid if ex.fixed and not ex.changes_outputs]
 
 
-def module_values(namespace):
-    import numpy as np
-    import tensorflow as tf
-
-    values = {}
-    for name, value in namespace.items():
-        if name.startswith("_"):
-            continue
-        if isinstance(value, (tf.Tensor, tf.Variable, np.ndarray)):
-            values[name] = np.asarray(value)
-    return values
-
-
 @pytest.mark.parametrize("rule,example", FIXED, ids=[f"{r.code}-{i}" for i, (r, e) in enumerate(FIXED)])
 def test_fixed_example_runs_and_keeps_results(rule, example):
-    import numpy as np
-
-    original = module_values(run(example.source))
-    rewritten = module_values(run(example.fixed_source))
-    assert set(original) == set(rewritten)
-    for name, value in original.items():
-        assert value.shape == rewritten[name].shape, name
-        # Reordered float sums (vectorised reductions) differ in the last bits: 1e-5 relative.
-        assert np.allclose(value, rewritten[name], rtol=1e-5, atol=1e-6), name
+    assert_same_values(module_values(run(example.source)), module_values(run(example.fixed_source)))

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tfperf_lsp.analysis.astutil import keyword, keywords_of
 from tfperf_lsp.analysis.imports import ImportMap
 from tfperf_lsp.analysis.source import SourceText
 
@@ -442,11 +443,3 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
-def keywords_of(call: ast.Call | None) -> dict[str, ast.expr]:
-    if call is None:
-        return {}
-    return {kw.arg: kw.value for kw in call.keywords if kw.arg}
-
-
-def keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return keywords_of(call).get(name)

@@ -29,10 +29,8 @@ from tfperf_lsp.bench.safety import outside_calls, refusal
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
 from tfperf_lsp.rewrite.edits import apply_edits
-from tfperf_lsp.rules import rule_by_code
+from tfperf_lsp.rules import Rule, rule_by_code
 
-# Graph/XLA opportunities: the variants are "as written", tf.function, and XLA.
-CALL_PLANS = {"TFP301": "graph", "TFP302": "graph", "TFP303": "graph", "TFP501": "xla"}
 RUN = "__tfperf_run__"
 
 
@@ -54,8 +52,8 @@ def benchmark_title(finding: Finding) -> str | None:
     rule = rule_by_code(finding.code)
     if rule is None or not rule.measurable or finding.category == "correctness":
         return None
-    kind = CALL_PLANS.get(finding.code)
-    if kind == "graph":
+    kind = rule.benchmark
+    if kind in ("graph", "graph-call"):
         return "Benchmark eager vs tf.function vs XLA"
     if kind == "xla":
         return "Benchmark tf.function vs jit_compile=True"
@@ -71,9 +69,13 @@ def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 51
     if analysis.ctx is None or analysis.stale:
         plan.problem = "the file does not parse: fix the syntax error first"
         return plan
-    builder = _Builder(analysis, finding, int(max_input_mb * 1024 * 1024))
+    rule = rule_by_code(finding.code)
+    if rule is None:
+        plan.problem = f"cannot benchmark: no rule {finding.code}"
+        return plan
+    builder = _Builder(analysis, rule, finding, int(max_input_mb * 1024 * 1024))
     try:
-        if finding.code in CALL_PLANS:
+        if builder.rule.benchmark in _CALL_PLANS:
             prelude, variants = builder.call_plan()
         elif builder.enclosing_method() is not None:
             prelude, variants = builder.method_plan()
@@ -107,8 +109,9 @@ class _CannotPlan(Exception):
 
 
 class _Builder:
-    def __init__(self, analysis: Analysis, finding: Finding, max_bytes: int):
+    def __init__(self, analysis: Analysis, rule: Rule, finding: Finding, max_bytes: int):
         self.analysis = analysis
+        self.rule = rule
         self.ctx = analysis.ctx
         self.facts = analysis.ctx.facts
         self.source = analysis.source
@@ -155,7 +158,7 @@ class _Builder:
             needed_defs.add(extra)
         self._refuse_outside(list(region) + list(needed_defs))
         outputs = _outputs(original, rewritten)
-        if self.finding.code in PIPELINE_CODES and outputs:
+        if self.rule.benchmark == "pipeline" and outputs:
             original, rewritten, outputs = self._consume(original, rewritten, outputs)
         if not outputs:
             self.warnings.append("the snippet assigns nothing both versions share: only timings are compared")
@@ -247,7 +250,7 @@ class _Builder:
         self._refuse_outside([method] + sorted(needed, key=lambda d: d.lineno) + [construction.call])
         self.inputs.definitions = [d for d in self.inputs.definitions if d is not cls]
         call = f"{OBJ}({', '.join(args)})" if method.name == "call" else f"{OBJ}.{method.name}({', '.join(args)})"
-        setup = [f"tf.keras.utils.set_random_seed(1)  # the same initial weights in every variant",
+        setup = ["tf.keras.utils.set_random_seed(1)  # the same initial weights in every variant",
                  f"{OBJ} = {ast.unparse(construction.call)}"]
         self.stateful = method.name == "train_step"
         if method.name in ("train_step", "test_step"):
@@ -282,7 +285,7 @@ class _Builder:
         self.inputs = InputResolver(self.facts, self.max_bytes).resolve(sorted(names), call)
         self._refuse_outside(list(self.inputs.definitions))
         eager = f"getattr({callee}, 'python_function', {callee})"
-        if CALL_PLANS[self.finding.code] == "xla":
+        if self.rule.benchmark == "xla":
             variants = [
                 Variant("tf.function", f"def {RUN}():\n    return {callee}({args})\n"),
                 Variant("jit_compile=True", f"_xla = tf.function({eager}, jit_compile=True)\ndef {RUN}():\n    return _xla({args})\n"),
@@ -298,7 +301,7 @@ class _Builder:
     def _call_for_opportunity(self) -> tuple[str, ast.Call]:
         """The callable the finding is about, and a call of it as the file makes it."""
         line = self.finding.span.start.line
-        if self.finding.code == "TFP302":  # the finding is the model call itself
+        if self.rule.benchmark == "graph-call":  # the finding is the model call itself
             for call in self.facts.calls:
                 if self.source.span(call) == self.finding.span and isinstance(call.func, ast.Name):
                     return call.func.id, call
@@ -499,7 +502,8 @@ def _calls_of(facts, name: str):
 RESULT = "tfperf_result__"
 OBJ, BUILT = "tfperf_instance__", "tfperf_built__"
 COUNT, FIRST, ELEMENT = "tfperf_count__", "tfperf_first__", "tfperf_element__"
-PIPELINE_CODES = frozenset({"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"})
+# Graph/XLA opportunities (Rule.benchmark): the variants are "as written", tf.function, and XLA.
+_CALL_PLANS = frozenset({"graph", "graph-call", "xla"})
 PIPELINE_ELEMENTS = 16  # elements of the finished dataset per timed call
 
 

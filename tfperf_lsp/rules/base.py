@@ -9,12 +9,20 @@ from __future__ import annotations
 import ast
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import Callable, ClassVar, Iterable, Literal
 
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix, Severity
+from tfperf_lsp.rules.context import RuleContext
 
-if TYPE_CHECKING:
-    from tfperf_lsp.engine import RuleContext
+# What the benchmark times for a finding (bench/plans.py): the code as it is against
+#   "rewrite":    the code after the rule's fix;
+#   "pipeline":   the tf.data pipeline after the rule's fix, timed per element it yields;
+#   "graph":      the function the finding is in, eager vs tf.function vs XLA;
+#   "graph-call": the same, for the function called where the finding is (a model call);
+#   "xla":        the tf.function the finding is on, as it is vs jit_compile=True.
+Benchmark = Literal["rewrite", "pipeline", "graph", "graph-call", "xla"]
+# Builds a finding's fix when the user asks for it; returns None when no fix can be built.
+FixBuilder = Callable[[], "Fix | None"]
 
 
 @dataclass(frozen=True)
@@ -83,29 +91,37 @@ class Rule:
     measurable: ClassVar[bool] = True
     # Off unless a selector names it (ruff's RUF100 works the same way).
     opt_in: ClassVar[bool] = False
+    # Whether the rule offers a quick fix where its preconditions hold (`tfperf rules`, README).
+    fixable: ClassVar[bool] = False
+    # What ``tfperf bench`` times for this rule's findings (see ``Benchmark``).
+    benchmark: ClassVar[Benchmark] = "rewrite"
 
-    def check(self, ctx: "RuleContext") -> Iterable[Finding]:
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
         raise NotImplementedError
-
-    def fix(self, ctx: "RuleContext", finding: Finding) -> Fix | None:
-        return None
 
     # ------------------------------------------------------------------ helpers for rules
     def finding(
         self,
-        ctx: "RuleContext",
+        ctx: RuleContext,
         node: ast.AST,
         message: str,
         *,
         label: str = "",
+        fix: FixBuilder | None = None,
         fix_title: str | None = None,
         fix_applicability: str = "safe",
         severity: Severity | None = None,
         head_only: bool = False,
-        **data,
+        **data: object,
     ) -> Finding:
+        """The finding at ``node``. ``fix``, with ``fix_title``, builds the fix when the user asks
+        for it: write it here, where the nodes it needs are in scope, e.g.
+        ``fix=functools.partial(_hoist, ctx, call)`` (``partial``, not a lambda in a loop, which
+        would see the loop's last node)."""
+        if fix is not None and fix_title is None:
+            raise ValueError(f"{self.code}: a fix needs a title (fix_title=...)")
         span = ctx.source.head_span(node) if head_only else ctx.source.span(node)
-        return Finding(
+        finding = Finding(
             code=self.code,
             category=self.category,
             severity=severity or self.severity,
@@ -115,7 +131,13 @@ class Rule:
             fix_title=fix_title,
             fix_applicability=fix_applicability,
             data=data,
+            build_fix=fix if fix_title is not None else None,
         )
+        legacy_fix = getattr(self, "fix", None)
+        if finding.build_fix is None and fix_title is not None and legacy_fix is not None:
+            # TRANSITION: a rule not yet converted to fix-at-report (removed when none is left)
+            finding.build_fix = lambda: legacy_fix(ctx, finding)
+        return finding
 
     @classmethod
     def markdown(cls) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Pos, Span
+from tfperf_lsp.rules.context import RuleContext
 
 
 @dataclass
@@ -38,31 +39,33 @@ def tf_function_called(ctx, call: ast.Call) -> Callee | None:
     return None
 
 
-def eager_loop_calls(ctx) -> list[LoopCall]:
+def eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     """Calls of tf.functions made from Python loops in eager code: where retracing costs."""
-    if "eager_loop_calls" not in ctx.cache:
-        facts = ctx.facts
-        # Only these names can resolve to a tf.function (see tf_function_called): checking the
-        # name first skips the scope walks for the great majority of calls.
-        local = {fn.name for fn in facts.tf_functions if fn.name} | {fn.node.name for fn in facts.tf_functions if fn.node}
-        imported = set(facts.imports.bindings) if ctx.workspace is not None else set()
-        found = []
-        for call in facts.calls:
-            func = call.func
-            if isinstance(func, ast.Name):
-                if func.id not in local and func.id not in imported:
-                    continue
-            elif not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                      and func.value.id in ("self", "cls") and func.attr in local):
+    return ctx.derived(_eager_loop_calls)
+
+
+def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
+    facts = ctx.facts
+    # Only these names can resolve to a tf.function (see tf_function_called): checking the
+    # name first skips the scope walks for the great majority of calls.
+    local = {fn.name for fn in facts.tf_functions if fn.name} | {fn.node.name for fn in facts.tf_functions if fn.node}
+    imported = set(facts.imports.bindings) if ctx.workspace is not None else set()
+    found = []
+    for call in facts.calls:
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id not in local and func.id not in imported:
                 continue
-            loops = facts.enclosing_loops(call)
-            if not loops or facts.in_tf_function(call) is not None:
-                continue
-            callee = tf_function_called(ctx, call)
-            if callee is not None:
-                found.append(LoopCall(call, loops, callee))
-        ctx.cache["eager_loop_calls"] = found
-    return ctx.cache["eager_loop_calls"]
+        elif not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                  and func.value.id in ("self", "cls") and func.attr in local):
+            continue
+        loops = facts.enclosing_loops(call)
+        if not loops or facts.in_tf_function(call) is not None:
+            continue
+        callee = tf_function_called(ctx, call)
+        if callee is not None:
+            found.append(LoopCall(call, loops, callee))
+    return found
 
 
 def tf_alias(ctx, at_line: int) -> tuple[str, list[Edit]]:
@@ -132,28 +135,30 @@ class HotCall:
 _TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
 
 
-def hot_calls(ctx) -> list[HotCall]:
+def hot_calls(ctx: RuleContext) -> list[HotCall]:
     """Eager calls by plain name made repeatedly: in loops, or in ``timeit`` statement strings."""
-    if "hot_calls" not in ctx.cache:
-        facts = ctx.facts
-        found = []
-        for call in facts.calls:
-            if facts.in_tf_function(call) is not None:
-                continue
-            if isinstance(call.func, ast.Name) and facts.enclosing_loops(call):
-                found.append(HotCall(call, call.func.id))
-            if facts.qualname(call.func) in _TIMEIT:
-                statement = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stmt"), None)
-                if isinstance(statement, ast.Constant) and isinstance(statement.value, str):
-                    try:
-                        parsed = ast.parse(statement.value)
-                    except SyntaxError:
-                        continue
-                    for inner in ast.walk(parsed):
-                        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
-                            found.append(HotCall(statement, inner.func.id))
-        ctx.cache["hot_calls"] = found
-    return ctx.cache["hot_calls"]
+    return ctx.derived(_hot_calls)
+
+
+def _hot_calls(ctx: RuleContext) -> list[HotCall]:
+    facts = ctx.facts
+    found = []
+    for call in facts.calls:
+        if facts.in_tf_function(call) is not None:
+            continue
+        if isinstance(call.func, ast.Name) and facts.enclosing_loops(call):
+            found.append(HotCall(call, call.func.id))
+        if facts.qualname(call.func) in _TIMEIT:
+            statement = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stmt"), None)
+            if isinstance(statement, ast.Constant) and isinstance(statement.value, str):
+                try:
+                    parsed = ast.parse(statement.value)
+                except SyntaxError:
+                    continue
+                for inner in ast.walk(parsed):
+                    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+                        found.append(HotCall(statement, inner.func.id))
+    return found
 
 
 def graph_blockers(facts: ModuleFacts, fn: ast.AST) -> list[str]:
@@ -231,16 +236,17 @@ def rename_keyword_edit(ctx, call: ast.Call, old: str, new: str) -> Edit | None:
 VARYING_BATCHES = ("padded_batch", "bucket_by_sequence_length", "ragged_batch")
 
 
-def batches_vary_in_length(ctx) -> bool:
+def batches_vary_in_length(ctx: RuleContext) -> bool:
     """This file (or a module of its own folder that it imports: ``dataset.py`` beside
     ``train.py``) batches with ``padded_batch`` & co: each batch has its own length, so a
     tf.function step gets a new shape per batch."""
-    if "batches_vary" not in ctx.cache:
-        facts = ctx.facts
-        ctx.cache["batches_vary"] = any(
-            isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES for call in facts.calls
-        ) or _imported_modules_pad(facts, ctx.path)
-    return ctx.cache["batches_vary"]
+    return ctx.derived(_batches_vary_in_length)
+
+
+def _batches_vary_in_length(ctx: RuleContext) -> bool:
+    return any(
+        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES for call in ctx.facts.calls
+    ) or _imported_modules_pad(ctx.facts, ctx.path)
 
 
 _PADDING_CACHE: dict[tuple[str, float], bool] = {}
@@ -273,3 +279,27 @@ def _pads(path: str) -> bool:
         return _PADDING_CACHE[key]
     except OSError:
         return False
+
+
+# ------------------------------------------------------------------ calls by qualified name
+def qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
+    """Calls by canonical qualified name, resolved once per analysis for all xla/precision rules."""
+    return ctx.derived(_index_qualified_calls)
+
+
+def _index_qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
+    index: dict[str, list[ast.Call]] = {}
+    qualname = ctx.facts.qualname
+    for call in ctx.facts.calls:
+        name = qualname(call.func)
+        if name is not None:
+            index.setdefault(name, []).append(call)
+    return index
+
+
+def calls_named(ctx, names) -> list[ast.Call]:
+    """Calls of any of ``names`` (qualified), in source order."""
+    index = qualified_calls(ctx)
+    found = [call for name in names for call in index.get(name, ())]
+    found.sort(key=lambda c: (c.lineno, c.col_offset))
+    return found

@@ -1,7 +1,7 @@
 """tf.function correctness rules (TFP2xx): code that behaves differently once traced."""
 from tfperf_lsp.rules.correctness.discarded_op_result import DiscardedOpResult
 from tfperf_lsp.rules.correctness.python_side_effect import PythonSideEffect
-from tfperf_lsp.rules.correctness.stale_global import StaleGlobal
+from tfperf_lsp.rules.correctness.stale_global_capture import StaleGlobalCapture
 from tfperf_lsp.rules.correctness.variable_in_function import VariableInFunction
 
-RULES = [StaleGlobal, PythonSideEffect, VariableInFunction, DiscardedOpResult]
+RULES = [StaleGlobalCapture, PythonSideEffect, VariableInFunction, DiscardedOpResult]

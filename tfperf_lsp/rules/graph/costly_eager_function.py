@@ -25,6 +25,8 @@ class CostlyEagerFunction(Rule):
     severity = Severity.INFORMATION
     summary = "TensorFlow-heavy function called repeatedly in eager mode: tf.function may run it faster"
     doc_url = "https://www.tensorflow.org/guide/function"
+    fixable = True
+    benchmark = "graph"
     docs = """
     ## What it does
     Finds plain Python functions that do a lot of TensorFlow work (a Python loop of TF ops, or
@@ -100,20 +102,6 @@ class CostlyEagerFunction(Rule):
 
             for _ in range(100):
                 small(tf.ones([3]))
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def logged(x):
-                for i in range(10):
-                    x = tf.matmul(x, x)
-                print("norm", float(tf.norm(x)))  # would run once in a graph
-                return x
-
-            for _ in range(100):
-                logged(tf.eye(3))
             """
         ),
     )

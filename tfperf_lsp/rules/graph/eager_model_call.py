@@ -19,6 +19,8 @@ class EagerModelCall(Rule):
     severity = Severity.INFORMATION
     summary = "Keras model called eagerly in a loop: tf.function(model) runs it as one graph"
     doc_url = "https://www.tensorflow.org/guide/function#usage"
+    fixable = True
+    benchmark = "graph-call"
     docs = """
     ## What it does
     Finds a Keras model (built with `Sequential`/`Model`, a subclass of `keras.Model`, or a

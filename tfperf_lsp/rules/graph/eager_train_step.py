@@ -7,6 +7,7 @@ from tfperf_lsp.analysis.facts import walk_same_scope
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias
+from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
 _UPDATES = {"apply_gradients", "minimize"}
@@ -19,6 +20,8 @@ class EagerTrainStep(Rule):
     severity = Severity.WARNING
     summary = "Training step (GradientTape + apply_gradients) runs eagerly: wrap it in tf.function"
     doc_url = "https://www.tensorflow.org/guide/intro_to_graphs"
+    fixable = True
+    benchmark = "graph"
     docs = """
     ## What it does
     Finds training steps that run op by op in eager mode: a function with a
@@ -85,27 +88,6 @@ class EagerTrainStep(Rule):
             for step in range(5):
                 loss = train_step(x, y)
             """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-
-            def main():
-                w = tf.Variable(tf.ones([4, 1]))
-                optimizer = tf.keras.optimizers.SGD(0.01)
-                x, y = tf.ones([8, 4]), tf.zeros([8, 1])
-                for epoch in range(3):  # the most common script shape: the step inline in main()
-                    with tf.GradientTape() as tape:
-                        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-                    optimizer.apply_gradients([(tape.gradient(loss, w), w)])
-                return w
-
-
-            trained = main()
-            """,
-            expect_no_fix=True,
-            note="a step written in main()'s loop: reported inline, without a fix (it must become a function first)",
         ),
     )
     valid = (
@@ -198,16 +180,18 @@ def _updates_in(facts, scope: ast.AST) -> bool:
     )
 
 
-def _defs_with_steps(ctx) -> set:
-    """Defs that open a GradientTape and apply an optimizer update."""
-    if "train_step_defs" not in ctx.cache:
-        facts = ctx.facts
-        # A def whose tape sits inside its own loop is a training *loop* (``main()`` with the
-        # step written in its ``for`` body): its step is reported inline, not the def.
-        candidates = {facts.enclosing_function(item) for item in _tape_items(facts)
-                      if not _in_own_loop(facts, item)} - {None}
-        ctx.cache["train_step_defs"] = {fn for fn in candidates if _updates_in(facts, fn)}
-    return ctx.cache["train_step_defs"]
+def _defs_with_steps(ctx: RuleContext) -> set[ast.AST]:
+    """Defs that open a GradientTape and apply an optimizer update (once per analysis)."""
+    return ctx.derived(_find_defs_with_steps)
+
+
+def _find_defs_with_steps(ctx: RuleContext) -> set[ast.AST]:
+    facts = ctx.facts
+    # A def whose tape sits inside its own loop is a training *loop* (``main()`` with the
+    # step written in its ``for`` body): its step is reported inline, not the def.
+    candidates = {facts.enclosing_function(item) for item in _tape_items(facts)
+                  if not _in_own_loop(facts, item)}
+    return {fn for fn in candidates if fn is not None and _updates_in(facts, fn)}
 
 
 def _in_own_loop(facts, node) -> bool:

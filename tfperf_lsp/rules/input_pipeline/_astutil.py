@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
 
 KERAS_CONSUMERS = {"fit", "evaluate", "predict"}
@@ -101,30 +102,9 @@ def keras_inputs(call: ast.Call):
             yield kw.value, False
 
 
-def keyword(call: ast.Call, name: str) -> ast.AST | None:
-    return next((kw.value for kw in call.keywords if kw.arg == name), None)
-
-
 def more_than_one(facts: ModuleFacts, expr: ast.AST | None) -> bool:
-    value = int_constant(facts, expr)
+    value = int_value(facts, expr)
     return value is not None and value > 1
-
-
-def int_constant(facts: ModuleFacts, expr: ast.AST | None) -> int | None:
-    """An int literal, or a module-level name assigned once from one (``EPOCHS = 10``)."""
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-        return expr.value
-    if isinstance(expr, ast.Name):
-        assigned = facts.module_assignments.get(expr.id, [])
-        if len(assigned) == 1 and isinstance(assigned[0], ast.Assign):
-            value = assigned[0].value
-            if isinstance(value, ast.Tuple) and isinstance(assigned[0].targets[0], ast.Tuple):
-                names = [t.id if isinstance(t, ast.Name) else None for t in assigned[0].targets[0].elts]
-                if expr.id in names and len(names) == len(value.elts):
-                    value = value.elts[names.index(expr.id)]
-            if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
-                return value.value
-    return None
 
 
 def is_name(expr: ast.AST, name: str) -> bool:

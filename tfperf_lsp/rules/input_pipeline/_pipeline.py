@@ -32,6 +32,7 @@ from tfperf_lsp.rules.input_pipeline._astutil import (
     return_statements,
 )
 from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, map_function
+from tfperf_lsp.rules.context import RuleContext
 
 _DATASET = "tensorflow.data.Dataset."
 SOURCES = {
@@ -330,10 +331,13 @@ class Pipelines:
         return not any(inside(self.facts, s.call, outer) for s in step.upstream())
 
 
-def pipelines(ctx) -> Pipelines:
-    if "tfperf_pipelines" not in ctx.cache:
-        ctx.cache["tfperf_pipelines"] = Pipelines(ctx.facts)
-    return ctx.cache["tfperf_pipelines"]
+def pipelines(ctx: RuleContext) -> Pipelines:
+    """The module's tf.data pipelines, built once per analysis."""
+    return ctx.derived(_build_pipelines)
+
+
+def _build_pipelines(ctx: RuleContext) -> Pipelines:
+    return Pipelines(ctx.facts)
 
 
 def dataset_label(ctx, step: Step) -> str:

@@ -18,6 +18,8 @@ class GeneratorOverArrays(Rule):
     severity = Severity.WARNING
     summary = "from_generator or py_function feeding in-memory arrays through Python, element by element"
     doc_url = "https://www.tensorflow.org/guide/data#consuming_numpy_arrays"
+    fixable = True
+    benchmark = "pipeline"
     docs = """
     ## What it does
     Finds `tf.data.Dataset.from_generator(gen, ...)` where `gen` (a def in this file) only loops
@@ -84,38 +86,6 @@ class GeneratorOverArrays(Rule):
             xs = np.concatenate([x.numpy() for x, _ in ds.batch(4).prefetch(1)])
             ys = np.concatenate([y.numpy() for _, y in ds.batch(4).prefetch(1)])
             """,
-        ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            rows = [[1.0, 2.0], [3.0, 4.0]]
-            weights = np.ones((2, 2))
-
-            def gen():
-                for row in rows:
-                    yield row
-
-            ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec(shape=(2,), dtype=tf.float32))
-            """,
-            expect_no_fix=True,
-            note="a list of Python floats: its dtype is not written in the file",
-        ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            table = np.random.default_rng(0).normal(size=(100, 4)).astype("float32")
-
-            def lookup(index):
-                return table[index.numpy()]
-
-            ds = tf.data.Dataset.range(100).map(lambda i: tf.py_function(lookup, [i], tf.float32))
-            """,
-            expect_no_fix=True,
-            note="py_function indexing an in-memory array: hint only",
         ),
     )
     valid = (

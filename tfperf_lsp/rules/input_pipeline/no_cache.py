@@ -4,7 +4,7 @@ from __future__ import annotations
 from tfperf_lsp.model import Edit, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
-from tfperf_lsp.rules.input_pipeline._astutil import int_constant
+from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
@@ -18,6 +18,8 @@ class NoCache(Rule):
     severity = Severity.INFORMATION
     summary = "Expensive deterministic Dataset.map re-run every epoch: cache its output"
     doc_url = "https://www.tensorflow.org/guide/data_performance#caching"
+    fixable = True
+    benchmark = "pipeline"
     docs = """
     ## What it does
     Finds a tf.data `.map(f)` where `f` is expensive (a decode, parse, read or resize op, or
@@ -88,59 +90,6 @@ class NoCache(Rule):
             epoch_sums = np.array(epoch_sums)
             """,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def parse(line):
-                return tf.strings.to_number(tf.strings.split(line, ","))
-
-            lines = tf.data.Dataset.from_tensor_slices(["1,2,3", "4,5,6", "0,1,0", "2,2,2"])
-            ds = lines.map(parse, num_parallel_calls=2).map(lambda v: (v, tf.reduce_sum(v, keepdims=True)), num_parallel_calls=2)
-            tf.keras.utils.set_random_seed(1)
-            model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
-            model.fit(ds.batch(2).prefetch(1), epochs=3, verbose=0)
-            kernel = model.get_weights()[0]
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            def parse(line):
-                return tf.strings.to_number(tf.strings.split(line, ","))
-
-            lines = tf.data.Dataset.from_tensor_slices(["1,2,3", "4,5,6", "0,1,0", "2,2,2"])
-            ds = lines.map(parse, num_parallel_calls=2).cache().map(lambda v: (v, tf.reduce_sum(v, keepdims=True)), num_parallel_calls=2)
-            tf.keras.utils.set_random_seed(1)
-            model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
-            model.fit(ds.batch(2).prefetch(1), epochs=3, verbose=0)
-            kernel = model.get_weights()[0]
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def decode(image):
-                return tf.image.resize(image, [8, 8])
-
-            images = tf.reshape(tf.range(8 * 4 * 4 * 3, dtype=tf.float32), [8, 4, 4, 3])
-            ds = tf.data.Dataset.from_tensor_slices(images).shuffle(8)
-            ds = ds.map(decode, num_parallel_calls=2).batch(4).prefetch(1)
-            for epoch in range(2):
-                for batch in ds:
-                    pass
-            """,
-            expect_no_fix=True,
-            note="shuffled before the map: a cache after it would replay the first epoch's order",
-            verify="""
-            cached = tf.data.Dataset.range(8).shuffle(8).cache()
-            assert list(cached.as_numpy_iterator()) == list(cached.as_numpy_iterator())  # order frozen
-            fresh = tf.data.Dataset.range(8).shuffle(8)
-            assert any(list(fresh.as_numpy_iterator()) != list(fresh.as_numpy_iterator()) for _ in range(5))
-            """,
-        ),
     )
     valid = (
         Example(
@@ -165,19 +114,6 @@ class NoCache(Rule):
                     pass
             for batch in once:  # a single pass
                 pass
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def decode(image):
-                return tf.image.resize(tf.cast(image, tf.float32), [64, 64])
-
-            for epoch in range(3):  # the pipeline is rebuilt every epoch: a cache would not survive
-                ds = tf.data.Dataset.from_tensor_slices(tf.zeros([8, 32, 32, 3])).map(decode).batch(4).prefetch(1)
-                for batch in ds:
-                    pass
             """
         ),
     )
@@ -252,7 +188,7 @@ def _repeats(ctx, step) -> bool:
     count = step.call.args[0] if step.call.args else next((k.value for k in step.call.keywords if k.arg == "count"), None)
     if count is None:
         return True
-    value = int_constant(ctx.facts, count)
+    value = int_value(ctx.facts, count)
     return value is None or value > 1 or value == -1
 
 

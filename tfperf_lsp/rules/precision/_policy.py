@@ -23,7 +23,9 @@ import re
 from dataclasses import dataclass
 
 from tfperf_lsp.config import DeviceFacts
-from tfperf_lsp.rules.xla._common import calls_named
+from tfperf_lsp.rules.common import calls_named
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.analysis.astutil import keyword
 
 SETTERS = frozenset(
     {
@@ -53,10 +55,12 @@ class PolicyEvent:
     policy: str  # "mixed_float16", "float32", ... or UNKNOWN
 
 
-def policy_events(ctx) -> list[PolicyEvent]:
-    cached = ctx.cache.get("precision.policy_events")
-    if cached is not None:
-        return cached
+def policy_events(ctx: RuleContext) -> list[PolicyEvent]:
+    """Where the file sets a mixed-precision policy, in order (once per analysis)."""
+    return ctx.derived(_find_policy_events)
+
+
+def _find_policy_events(ctx: RuleContext) -> list[PolicyEvent]:
     events: list[PolicyEvent] = []
     text = ctx.source.text
     if "policy" in text or "Policy" in text:
@@ -64,7 +68,6 @@ def policy_events(ctx) -> list[PolicyEvent]:
         for call in calls_named(ctx, SETTERS):
             value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "policy"), None)
             events.append(PolicyEvent(call.lineno, _policy_name(facts, value, call)))
-    ctx.cache["precision.policy_events"] = events
     return events
 
 
@@ -98,14 +101,22 @@ _DIRECTIVE = re.compile(r"^\s*#\s*tfperf:\s*device\s*=\s*(gpu|cpu)\b(.*)$", re.I
 _HEADER_LINES = 30
 
 
-def device_facts(ctx) -> DeviceFacts:
-    cached = ctx.cache.get("precision.device")
-    if cached is None:
-        device = ctx.settings.device
-        if device.source not in ("probe", "flag"):
-            device = declared_device(ctx.source.lines[:_HEADER_LINES]) or device
-        ctx.cache["precision.device"] = cached = device
-    return cached
+def device_facts(ctx: RuleContext) -> DeviceFacts:
+    """The device the file's precision findings assume: ``--device``, else a ``# tfperf: device=``
+    comment in its first lines, else the settings (once per analysis)."""
+    return ctx.derived(_device_facts)
+
+
+def _device_facts(ctx: RuleContext) -> DeviceFacts:
+    device = ctx.settings.device
+    if device.source not in ("probe", "flag"):
+        device = declared_device(ctx.source.lines[:_HEADER_LINES]) or device
+    return device
+
+
+def device_used(ctx: RuleContext) -> DeviceFacts | None:
+    """The device facts this analysis read, None if no rule asked for them."""
+    return ctx.derived_if_computed(_device_facts)
 
 
 def declared_device(lines: list[str]) -> DeviceFacts | None:
@@ -171,13 +182,9 @@ CONV = frozenset(
 RNN = frozenset({"keras.layers.LSTM", "keras.layers.GRU", "keras.layers.SimpleRNN"})
 
 
-def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
 def activation_name(facts, call: ast.Call) -> str | None:
     """'softmax', 'relu', ... for a string or a known callable activation; None when absent."""
-    value = keyword_value(call, "activation")
+    value = keyword(call, "activation")
     if value is None:
         return None
     if isinstance(value, ast.Constant):

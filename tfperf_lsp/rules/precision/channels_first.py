@@ -4,9 +4,10 @@ from __future__ import annotations
 import ast
 
 from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import calls_named
-from tfperf_lsp.rules.precision._policy import CONV, MIXED, device_facts, keyword_value, policy_at, policy_events, tensor_core_gpu
+from tfperf_lsp.rules.precision._policy import CONV, MIXED, device_facts, policy_at, policy_events, tensor_core_gpu
+from tfperf_lsp.analysis.astutil import keyword
 
 
 class ChannelsFirst(Rule):
@@ -61,14 +62,6 @@ class ChannelsFirst(Rule):
             features = keras.layers.Conv2D(32, 3, data_format="channels_first")(inputs)  # float32
             """
         ),
-        Example(
-            """
-            from tensorflow import keras
-
-            keras.mixed_precision.set_global_policy("mixed_float16")  # device unknown: silent
-            features = keras.layers.Conv2D(32, 3, data_format="channels_first")
-            """
-        ),
     )
 
     def check(self, ctx):
@@ -76,7 +69,7 @@ class ChannelsFirst(Rule):
             return
         facts = ctx.facts
         for call in calls_named(ctx, CONV):
-            value = keyword_value(call, "data_format")
+            value = keyword(call, "data_format")
             if not (isinstance(value, ast.Constant) and value.value == "channels_first"):
                 continue
             policy = policy_at(ctx, call.lineno)

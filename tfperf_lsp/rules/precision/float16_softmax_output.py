@@ -7,9 +7,11 @@ from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is b
 
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rewrite.cst import StatementRewrite
+from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named
-from tfperf_lsp.rules.precision._policy import DENSE, MIXED, activation_name, keyword_value, policy_at, policy_events
+from tfperf_lsp.rules.xla._common import call_at, call_key
+from tfperf_lsp.rules.precision._policy import DENSE, MIXED, activation_name, policy_at, policy_events
+from tfperf_lsp.analysis.astutil import keyword
 
 
 class Float16SoftmaxOutput(Rule):
@@ -19,6 +21,7 @@ class Float16SoftmaxOutput(Rule):
     severity = Severity.WARNING
     summary = "Softmax output layer computed in float16 under a mixed policy: use a float32 Activation"
     doc_url = "https://www.tensorflow.org/guide/mixed_precision#building_the_model"
+    fixable = True
     docs = """
     ## What it does
     Finds `Dense(..., activation="softmax")` built while a mixed policy (`mixed_float16` or
@@ -75,42 +78,6 @@ class Float16SoftmaxOutput(Rule):
             verify="assert probs.dtype == 'float16', probs.dtype",
             verify_fixed="assert probs.dtype == 'float32', probs.dtype",
         ),
-        Example(
-            """
-            import numpy as np
-            from tensorflow.keras import Model, layers, mixed_precision
-
-            mixed_precision.set_global_policy("mixed_float16")
-            inputs = layers.Input(shape=(8,))
-            outputs = layers.Dense(3, activation='softmax')(layers.Dense(16)(inputs))
-            probs = Model(inputs, outputs)(np.ones((2, 8), dtype="float32"))
-            mixed_precision.set_global_policy("float32")
-            """,
-            fixed="""
-            import numpy as np
-            from tensorflow.keras import Model, layers, mixed_precision
-
-            mixed_precision.set_global_policy("mixed_float16")
-            inputs = layers.Input(shape=(8,))
-            outputs = layers.Activation('softmax', dtype='float32')(layers.Dense(3)(layers.Dense(16)(inputs)))
-            probs = Model(inputs, outputs)(np.ones((2, 8), dtype="float32"))
-            mixed_precision.set_global_policy("float32")
-            """,
-            changes_outputs=True,
-            verify_fixed="assert probs.dtype == 'float32', probs.dtype",
-        ),
-        Example(
-            """
-            from tensorflow import keras
-
-            keras.mixed_precision.set_global_policy("mixed_float16")
-            model = keras.Sequential([keras.Input(shape=(8,))])
-            model.add(keras.layers.Dense(4, activation="softmax", name="probs"))
-            keras.mixed_precision.set_global_policy("float32")
-            """,
-            expect_no_fix=True,
-            note="name= would move from the output layer to the Dense",
-        ),
     )
     valid = (
         Example(
@@ -137,7 +104,7 @@ class Float16SoftmaxOutput(Rule):
             if activation_name(facts, call) != "softmax":
                 continue
             policy = policy_at(ctx, call.lineno)
-            if policy not in MIXED or keyword_value(call, "dtype") is not None:
+            if policy not in MIXED or keyword(call, "dtype") is not None:
                 continue
             shape = _fix_shape(ctx, call)
             yield self.finding(
@@ -167,7 +134,7 @@ class Float16SoftmaxOutput(Rule):
         if dense is None:
             return None
         activation = _activation_factory(ctx, call)
-        value = ctx.source.segment(keyword_value(call, "activation"))
+        value = ctx.source.segment(keyword(call, "activation"))
         quote = value[0] if value[:1] in "'\"" else '"'
         act = cst.parse_expression(f"{activation}({value}, dtype={quote}float32{quote})")
         plain = _without_keyword(dense, "activation")
@@ -197,7 +164,7 @@ def _label(ctx, call: ast.Call) -> str:
 def _fix_shape(ctx, call: ast.Call) -> str | None:
     """How the fix can split this layer here, or None when a precondition fails."""
     facts = ctx.facts
-    if keyword_value(call, "name") is not None or _activation_factory(ctx, call) is None:
+    if keyword(call, "name") is not None or _activation_factory(ctx, call) is None:
         return None
     parent = facts.parent(call)
     if isinstance(parent, ast.Call) and parent.func is call and len(parent.args) == 1 and not parent.keywords:

@@ -88,20 +88,6 @@ class NoLossScaling(Rule):
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """
         ),
-        Example(
-            """
-            import tensorflow as tf
-            from tensorflow import keras
-
-            keras.mixed_precision.set_global_policy("mixed_bfloat16")  # no underflow in bfloat16
-            model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8)])
-            optimizer = keras.optimizers.SGD(learning_rate=0.01)
-
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(model(tf.ones([2, 4])))
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            """
-        ),
     )
 
     def check(self, ctx):

@@ -21,6 +21,7 @@ class NoMixedPolicy(Rule):
     severity = Severity.INFORMATION
     summary = "Keras model trained in float32 on a GPU/CPU with fast 16-bit math: try a mixed policy"
     doc_url = "https://www.tensorflow.org/guide/mixed_precision"
+    fixable = True
     docs = """
     ## What it does
     Points at the first Keras model that is built with no dtype policy set above it and is
@@ -88,21 +89,6 @@ class NoMixedPolicy(Rule):
             changes_outputs=True,  # numerics change by design; tests/rules/precision compare at rtol 1e-2
             verify_fixed="assert model.layers[0].compute_dtype == 'float16'\nkeras.mixed_precision.set_global_policy('float32')",
         ),
-        Example(
-            """
-            # tfperf: device=cpu features=avx512_bf16
-            import tensorflow as tf
-
-            net = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
-            opt = tf.keras.optimizers.SGD()
-            tf.keras.mixed_precision.set_global_policy("float32")  # after the model: not a choice for it
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(net(tf.ones([2, 4])))
-            grads = tape.gradient(loss, net.trainable_variables)
-            """,
-            expect_no_fix=True,
-            note="the file manages policies itself: hint only",
-        ),
     )
     valid = (
         Example(
@@ -113,29 +99,6 @@ class NoMixedPolicy(Rule):
             model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(1)])
             model.compile(optimizer="sgd", loss="mse")
             model.fit(np.ones((32, 8)), np.zeros((32, 1)), verbose=0)  # device unknown: silent
-            """
-        ),
-        Example(
-            """
-            # tfperf: device=gpu cc=8.6
-            import numpy as np
-            from tensorflow import keras
-
-            keras.mixed_precision.set_global_policy("float32")  # a deliberate choice
-            model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(1)])
-            model.compile(optimizer="sgd", loss="mse")
-            model.fit(np.ones((32, 8)), np.zeros((32, 1)), verbose=0)
-            """
-        ),
-        Example(
-            """
-            # tfperf: device=gpu cc=6.1
-            import numpy as np
-            from tensorflow import keras
-
-            model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(1)])
-            model.compile(optimizer="sgd", loss="mse")
-            model.fit(np.ones((32, 8)), np.zeros((32, 1)), verbose=0)  # no Tensor Cores
             """
         ),
     )

@@ -5,8 +5,8 @@ import ast
 
 from tfperf_lsp.analysis.imports import canonical
 from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.rules.common import qualified_calls
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import qualified_calls
 
 EXPERIMENTAL = "keras.mixed_precision.experimental"
 # Old name -> the name in tf.keras >= 2.4 and Keras 3 (same behaviour for these arguments).
@@ -21,6 +21,7 @@ class RemovedMixedPrecisionApi(Rule):
     severity = Severity.ERROR
     summary = "`mixed_precision.experimental` / `set_policy` were removed: use `set_global_policy`"
     doc_url = "https://www.tensorflow.org/guide/mixed_precision#setting_the_dtype_policy"
+    fixable = True
     docs = """
     ## What it does
     Finds the Keras mixed precision API of TF 2.1-2.3, deprecated in TF 2.4 and removed in TF 2.9
@@ -70,34 +71,6 @@ class RemovedMixedPrecisionApi(Rule):
             """,
             changes_outputs=True,  # the original raises ImportError; tests/rules/precision check it
             verify_fixed="assert policy.name == 'mixed_float16'",
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            tf.keras.mixed_precision.experimental.set_policy("mixed_bfloat16")
-            tf.keras.mixed_precision.experimental.set_policy("float32")
-            """,
-            count=2,
-            fixed="""
-            import tensorflow as tf
-
-            tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-            tf.keras.mixed_precision.set_global_policy("float32")
-            """,
-            changes_outputs=True,  # the original raises AttributeError
-            verify_fixed="assert tf.keras.mixed_precision.global_policy().name == 'float32'",
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
-                tf.keras.optimizers.SGD(), loss_scale="dynamic")
-            tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
-            """,
-            count=2,
-            expect_no_fix=True,
         ),
     )
     valid = (

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import ast
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.model import Severity
+from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import calls_named
 from tfperf_lsp.rules.precision._policy import (
-    CONV, DENSE, RNN, activation_name, device_facts, keyword_value, policy_at, policy_events, tensor_core_gpu,
+    CONV, DENSE, RNN, activation_name, device_facts, policy_at, policy_events, tensor_core_gpu,
 )
 
 _OUTPUT_ACTIVATIONS = frozenset({"softmax", "sigmoid", "log_softmax"})
@@ -77,22 +78,6 @@ class TensorCoreDims(Rule):
             model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(100, activation="relu"), keras.layers.Dense(10)])
             """
         ),
-        Example(
-            """
-            # tfperf: device=gpu cc=8.0
-            from tensorflow import keras
-
-            keras.mixed_precision.set_global_policy("mixed_float16")
-            model = keras.Sequential([
-                keras.Input(shape=(20,)),
-                keras.layers.Dense(64, activation="relu"),
-                keras.layers.Dense(10),  # the class count
-                keras.layers.Activation("softmax", dtype="float32"),
-            ])
-            inputs = keras.Input(shape=(20,))
-            logits = keras.layers.Dense(10)(inputs)
-            """
-        ),
     )
 
     def check(self, ctx):
@@ -103,12 +88,12 @@ class TensorCoreDims(Rule):
         for call in calls_named(ctx, _SIZE) + batched:
             qualname = facts.qualname(call.func)
             if qualname in _SIZE:
-                node = call.args[0] if call.args else keyword_value(call, _SIZE[qualname])
+                node = call.args[0] if call.args else keyword(call, _SIZE[qualname])
                 what = f"{qualname.rsplit('.', 1)[1]} {_SIZE[qualname]}"
                 if qualname not in RNN and _is_output_layer(facts, call):
                     continue
             else:
-                node = keyword_value(call, "batch_size")
+                node = keyword(call, "batch_size")
                 what = "batch_size"
             value = node.value if isinstance(node, ast.Constant) else None
             if type(value) is not int or value < 8 or value % 8 == 0:

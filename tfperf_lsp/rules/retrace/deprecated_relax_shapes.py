@@ -14,6 +14,7 @@ class DeprecatedRelaxShapes(Rule):
     severity = Severity.WARNING
     summary = "`experimental_relax_shapes=` is deprecated: use `reduce_retracing=`"
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/function"
+    fixable = True
     measurable = False  # a rename: same behaviour, nothing to time
     docs = """
     ## What it does

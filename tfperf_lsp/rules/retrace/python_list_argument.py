@@ -15,6 +15,7 @@ class PythonListArgument(Rule):
     severity = Severity.WARNING
     summary = "tf.function called in a loop with a list of Python numbers that changes: one trace per value"
     doc_url = "https://www.tensorflow.org/guide/function#rules_of_tracing"
+    fixable = True
     docs = """
     ## What it does
     Finds calls of a `tf.function` in a loop that pass a list or tuple of Python numbers built

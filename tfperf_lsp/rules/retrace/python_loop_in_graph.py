@@ -21,6 +21,7 @@ class PythonLoopInGraph(Rule):
     severity = Severity.WARNING
     summary = "Python range() loop in a tf.function: unrolled into the graph (and retraced per bound)"
     doc_url = "https://www.tensorflow.org/guide/function#loops"
+    fixable = True
     docs = """
     ## What it does
     Finds `for ... in range(n)` loops with TensorFlow ops inside a tf.function, where `n` is a
@@ -98,17 +99,6 @@ class PythonLoopInGraph(Rule):
                     x = tf.nn.avg_pool2d(x, 2, 2, "VALID")
                     outputs.append(x)
                 return outputs
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def three_layers(x):
-                for _ in range(3):  # small and static: unrolling is fine
-                    x = tf.nn.relu(x)
-                return x
             """
         ),
     )

@@ -1,10 +1,15 @@
 """TFP101: a tf.function called in a loop with a Python number that changes every iteration."""
 from __future__ import annotations
 
+import ast
+from functools import partial
+from typing import Iterator
+
 from tfperf_lsp.analysis.dataflow import argument_for_parameter, arithmetic_dtype, classify_parameter
 from tfperf_lsp.analysis.loopvalues import varying_scalar
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_alias
 
 
@@ -15,6 +20,7 @@ class PythonScalarArgument(Rule):
     severity = Severity.WARNING
     summary = "tf.function called in a loop with a Python number that changes each iteration"
     doc_url = "https://www.tensorflow.org/guide/function#rules_of_tracing"
+    fixable = True
     docs = """
     ## What it does
     Finds calls of a `tf.function` inside a Python loop where an argument is a Python `int` or
@@ -66,31 +72,6 @@ class PythonScalarArgument(Rule):
             """,
             traced="train_step",
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def scaled(x, factor):
-                return x * factor
-
-            x = tf.ones([4])
-            for epoch in range(3):
-                scaled(x, factor=epoch * 0.5 + 1)
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def scaled(x, factor):
-                return x * factor
-
-            x = tf.ones([4])
-            for epoch in range(3):
-                scaled(x, factor=tf.constant(epoch * 0.5 + 1, dtype=tf.float32))
-            """,
-            traced="scaled",
-        ),
     )
     valid = (
         Example(
@@ -108,21 +89,9 @@ class PythonScalarArgument(Rule):
                 stacked(x, n)
             """
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def step(x, training):
-                return tf.nn.dropout(x, 0.5) if training else x
-
-            for i in range(3):
-                step(tf.ones([4]), training=True)  # a constant: traced once
-            """
-        ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in eager_loop_calls(ctx):
             fn = site.callee.fn
             if fn.node is None or "input_signature" in fn.options:
@@ -146,9 +115,9 @@ class PythonScalarArgument(Rule):
                         f"`{name}` is traced again for every value of `{loop_variable}`: "
                         f"pass a tensor (`tf.constant(...)`) instead of a Python number",
                         label=f"retraces per value of {loop_variable}",
+                        fix=partial(_pass_a_tensor, ctx, argument, dtype),
                         fix_title=f"Pass tf.constant({ctx.source.segment(argument)})",
                         fix_applicability="unsafe",
-                        dtype=dtype,
                     )
                 else:
                     yield self.finding(
@@ -160,10 +129,13 @@ class PythonScalarArgument(Rule):
                         severity=Severity.INFORMATION,
                     )
 
-    def fix(self, ctx, finding):
-        span = finding.span
-        text = ctx.source.slice(span)
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        dtype = finding.data.get("dtype")
-        wrapped = f"{alias}.constant({text}, dtype={alias}.{dtype})" if dtype else f"{alias}.constant({text})"
-        return Fix(f"Pass {alias}.constant({text})", (Edit(span, wrapped), *extra))
+
+def _pass_a_tensor(ctx: RuleContext, argument: ast.expr, dtype: str | None) -> Fix:
+    """``step(x, lr)`` -> ``step(x, tf.constant(lr, dtype=tf.float32))``: one trace for every value.
+    The dtype is the one the function computes in (a float argument of an int-typed ``tf.constant``
+    would change results)."""
+    span = ctx.source.span(argument)
+    text = ctx.source.slice(span)
+    alias, extra = tf_alias(ctx, span.start.line)
+    wrapped = f"{alias}.constant({text}, dtype={alias}.{dtype})" if dtype else f"{alias}.constant({text})"
+    return Fix(f"Pass {alias}.constant({text})", (Edit(span, wrapped), *extra))

@@ -40,11 +40,6 @@ class UnusedSuppression(Rule):
             x = tf.ones([2])  # tfperf: ignore[TFP101]
             """,
         ),
-        Example(
-            """
-            x = 1  # noqa: E501, TFP999
-            """,
-        ),
     )
     valid = (
         Example(

@@ -16,6 +16,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit
 from tfperf_lsp.rewrite.edits import whole_lines
+from tfperf_lsp.analysis.astutil import dotted, int_literal, keyword
 
 _SHAPED_CONSTRUCTORS = {
     # qualname: default dtype (None: depends on a value we do not read)
@@ -35,20 +36,6 @@ _DTYPE_NAMES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "i
 
 
 # --------------------------------------------------------------------------- expressions
-def dotted(expr: ast.AST | None) -> str | None:
-    """``A`` / ``self.w``: a plain reference without calls or subscripts, else None."""
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = dotted(expr.value)
-        return f"{base}.{expr.attr}" if base else None
-    return None
-
-
-def root_name(expr: ast.AST) -> str | None:
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def indexed(expr: ast.AST, var: str) -> str | None:
@@ -58,20 +45,10 @@ def indexed(expr: ast.AST, var: str) -> str | None:
     return None
 
 
-def int_constant(expr: ast.AST | None) -> int | None:
-    if isinstance(expr, ast.Constant) and type(expr.value) is int:
-        return expr.value
-    return None
-
-
 def is_number(expr: ast.AST | None) -> bool:
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         expr = expr.operand
     return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
-
-
-def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
-    return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
 # --------------------------------------------------------------------------- loops
@@ -94,9 +71,9 @@ def iteration(facts: ModuleFacts, target: ast.AST, iterable: ast.AST) -> Iterati
         args = iterable.args
         if iterable.keywords or not 1 <= len(args) <= 3 or any(isinstance(a, ast.Starred) for a in args):
             return None
-        if len(args) >= 2 and int_constant(args[0]) != 0:
+        if len(args) >= 2 and int_literal(args[0]) != 0:
             return None  # starts elsewhere: not the whole axis
-        if len(args) == 3 and int_constant(args[2]) != 1:
+        if len(args) == 3 and int_literal(args[2]) != 1:
             return None  # strided
         stop = args[-1] if len(args) > 1 else args[0]
         return Iteration(target.id, True, stop, measured_tensor(facts, stop))
@@ -114,7 +91,7 @@ def measured_tensor(facts: ModuleFacts, expr: ast.AST) -> str | None:
         if expr.func.id == "int":
             return measured_tensor(facts, expr.args[0])
         return None
-    if isinstance(expr, ast.Subscript) and int_constant(expr.slice) == 0:
+    if isinstance(expr, ast.Subscript) and int_literal(expr.slice) == 0:
         shape = expr.value
         if isinstance(shape, ast.Attribute) and shape.attr == "shape":
             return dotted(shape.value)
@@ -129,7 +106,7 @@ def covers_axis(facts: ModuleFacts, it: Iteration, tensor: str, at: ast.stmt) ->
         return it.tensor == tensor
     if it.measured == tensor:
         return True
-    literal = int_constant(it.bound)
+    literal = int_literal(it.bound)
     if literal is None:
         return False
     info = tensor_info(facts, tensor, at, strict=True)
@@ -186,12 +163,12 @@ def _constructed(facts: ModuleFacts, value: ast.AST, depth: int) -> TensorInfo |
         return TensorInfo(inner.shape if inner else None, dtype_name(facts, value.args[1]))
     if qualname not in _SHAPED_CONSTRUCTORS:
         return None
-    shape_expr = value.args[0] if value.args else keyword_value(value, "shape") or keyword_value(value, "size")
+    shape_expr = value.args[0] if value.args else keyword(value, "shape") or keyword(value, "size")
     shape = None
     if isinstance(shape_expr, (ast.List, ast.Tuple)):
-        dims = [int_constant(e) for e in shape_expr.elts]
+        dims = [int_literal(e) for e in shape_expr.elts]
         shape = tuple(dims) if all(d is not None for d in dims) else None
-    dtype_expr = keyword_value(value, "dtype")
+    dtype_expr = keyword(value, "dtype")
     dtype = dtype_name(facts, dtype_expr) if dtype_expr is not None else _SHAPED_CONSTRUCTORS[qualname]
     return TensorInfo(shape, dtype)
 
@@ -374,15 +351,15 @@ def stack_of(facts, stmt, listname) -> Stack | None:
         return None
     if not isinstance(call, ast.Call) or facts.qualname(call.func) != "tensorflow.stack":
         return None
-    values = call.args[0] if call.args else keyword_value(call, "values")
+    values = call.args[0] if call.args else keyword(call, "values")
     if not (isinstance(values, ast.Name) and values.id == listname):
         return None
     return Stack(target, stack_problems(call, values))
 
 
 def stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
-    axis = call.args[1] if len(call.args) > 1 else keyword_value(call, "axis")
-    if axis is not None and int_constant(axis) != 0:
+    axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
+    if axis is not None and int_literal(axis) != 0:
         return ["the items are stacked on another axis than 0"]
     extra = [kw.arg for kw in call.keywords if kw.arg not in ("values", "axis")]
     if extra or len(call.args) > 2:

@@ -6,6 +6,7 @@ import ast
 from tfperf_lsp.model import Edit, Fix, Pos, Span, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.vectorize import _loops as L
+from tfperf_lsp.analysis.astutil import int_literal, keyword
 
 _CONCAT = {"tensorflow.concat"}
 _EXITS = (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await)
@@ -18,6 +19,7 @@ class ConcatInLoop(Rule):
     severity = Severity.WARNING
     summary = "acc = tf.concat([acc, t]) in a loop: quadratic copying; collect a list, concat once"
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/TensorArray"
+    fixable = True
     docs = """
     ## What it does
     Finds `acc = tf.concat([acc, t], axis)` (or `[t, acc]`) inside a loop: a tensor that grows by
@@ -72,20 +74,6 @@ class ConcatInLoop(Rule):
             out = collect([tf.random.normal([3, 4]) for _ in range(5)], 4)
             """,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def running(x):
-                acc = x[:1]
-                for i in tf.range(1, tf.shape(x)[0]):
-                    acc = tf.concat([acc, x[i:i + 1] * 2.0], 0)
-                return acc
-            """,
-            expect_no_fix=True,
-            note="in a graph: TensorArray hint",
-        ),
     )
     valid = (
         Example(
@@ -99,17 +87,6 @@ class ConcatInLoop(Rule):
                     acc = tf.concat([acc, chunks[i]], axis=0)
                     i += 1
                 return acc
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def collect(chunks):
-                parts = []
-                for chunk in chunks:
-                    parts.append(chunk)
-                return tf.concat(parts, axis=0)
             """
         ),
     )
@@ -126,7 +103,7 @@ class ConcatInLoop(Rule):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue
             acc = stmt.targets[0].id
-            values = call.args[0] if call.args else L.keyword_value(call, "values")
+            values = call.args[0] if call.args else keyword(call, "values")
             if not (isinstance(values, ast.List) and len(values.elts) == 2):
                 continue
             first, piece = values.elts
@@ -140,7 +117,7 @@ class ConcatInLoop(Rule):
                 continue
             if _reads_elsewhere(loop, stmt, acc):
                 continue  # the loop needs the grown tensor itself
-            axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
+            axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
             graph = facts.in_tf_function(loop) is not None
             problems = []
             if graph:
@@ -149,7 +126,7 @@ class ConcatInLoop(Rule):
                 problems.append("it prepends")
             elif stmt not in loop.body or loop.orelse or len(call.args) + len(call.keywords) != 2:
                 problems.append("the loop's shape is not simple enough")
-            elif not (L.int_constant(axis) is not None or _negative(axis) or isinstance(axis, ast.Name) and not _assigned_in(loop, axis.id)):
+            elif not (int_literal(axis) is not None or _negative(axis) or isinstance(axis, ast.Name) and not _assigned_in(loop, axis.id)):
                 problems.append("the axis changes in the loop")
             elif any(isinstance(n, _EXITS) for n in ast.walk(loop)) or _declared_global(facts, loop, acc):
                 problems.append("the loop can exit past the final concat")
@@ -177,8 +154,8 @@ class ConcatInLoop(Rule):
         loop = facts.enclosing_loops(stmt)[0]
         call = stmt.value
         acc = stmt.targets[0].id
-        piece = call.args[0].elts[1] if call.args else L.keyword_value(call, "values").elts[1]
-        axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
+        piece = call.args[0].elts[1] if call.args else keyword(call, "values").elts[1]
+        axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
         parts = L.fresh_name(facts, f"{acc}_parts")
         indent = source.indent_of(loop.lineno - 1)
         top = loop.lineno - 1
@@ -212,7 +189,7 @@ def _assigned_in(loop, name: str) -> bool:
 
 
 def _negative(axis) -> bool:
-    return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and L.int_constant(axis.operand) is not None
+    return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and int_literal(axis.operand) is not None
 
 
 def _declared_global(facts, loop, acc: str) -> bool:

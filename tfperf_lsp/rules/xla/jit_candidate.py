@@ -1,7 +1,6 @@
 """TFP501: a hot tf.function (a train step, a chain of elementwise ops) that XLA may speed up."""
 from __future__ import annotations
 
-import ast
 
 from tfperf_lsp.model import Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -18,6 +17,8 @@ class JitCandidate(Rule):
     severity = Severity.INFORMATION
     summary = "A train step or elementwise-heavy tf.function without jit_compile: XLA may help, benchmark it"
     doc_url = "https://www.tensorflow.org/xla#explicit_compilation_with_tffunctionjit_compiletrue"
+    fixable = True
+    benchmark = "xla"
     docs = """
     ## What it does
     Points at `tf.function`s that XLA might make faster and that do not set `jit_compile`:
@@ -101,46 +102,6 @@ class JitCandidate(Rule):
             losses = tf.stack([train_step(x, y) for _ in range(5)])
             """,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-
-            def gelu_math(x):
-                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-
-
-            gelu = tf.function(gelu_math)  # a hot activation
-            outs = [gelu(tf.linspace(-3.0, 3.0, 64) * scale) for scale in range(1, 4)]
-            """,
-            fixed="""
-            import tensorflow as tf
-
-
-            def gelu_math(x):
-                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-
-
-            gelu = tf.function(gelu_math, jit_compile=True)  # a hot activation
-            outs = [gelu(tf.linspace(-3.0, 3.0, 64) * scale) for scale in range(1, 4)]
-            """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            w = tf.Variable(tf.ones([4, 1]))
-
-
-            @tf.function
-            def noisy_step(x):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_sum(tf.matmul(x + tf.random.normal(tf.shape(x)), w))
-                w.assign_sub(0.1 * tape.gradient(loss, w))
-            """,
-            expect_no_fix=True,
-            note="tf.random under XLA ignores seeds: hint without a fix",
-        ),
     )
     valid = (
         Example(
@@ -153,38 +114,6 @@ class JitCandidate(Rule):
                 # A library loss: its callers, and the shapes they pass, are elsewhere.
                 delta = y_true - y_pred
                 return tf.reduce_mean(tf.maximum(tau * delta, (tau - 1.0) * delta) * 2.0 + 0.0 * delta)
-            """
-        ),
-        Example(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            w = tf.Variable(tf.ones([4, 1]))
-
-
-            @tf.function
-            def step_with_host_metric(x, y):
-                with tf.GradientTape() as tape:
-                    pred = tf.matmul(x, w)
-                    loss = tf.reduce_mean(tf.square(pred - y))
-                w.assign_sub(0.1 * tape.gradient(loss, w))
-                return tf.numpy_function(lambda p: np.median(p), [pred], tf.float32)  # XLA cannot compile it
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-
-            @tf.function(jit_compile=False)  # a decision already taken
-            def gelu(x):
-                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-
-
-            @tf.function
-            def project(x, w):
-                return tf.matmul(x, w)  # one op: nothing to fuse
             """
         ),
     )

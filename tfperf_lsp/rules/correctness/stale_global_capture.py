@@ -13,7 +13,7 @@ _BUILTINS = frozenset(dir(builtins))
 _LIVE_CONSTRUCTORS = {"tensorflow.Variable"}  # a tf.Variable is read at run time: never stale
 
 
-class StaleGlobal(Rule):
+class StaleGlobalCapture(Rule):
     code = "TFP201"
     name = "stale-global-capture"
     category = "correctness"

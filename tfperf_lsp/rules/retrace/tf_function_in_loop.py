@@ -9,13 +9,14 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
 
 
-class FunctionInLoop(Rule):
+class TfFunctionInLoop(Rule):
     code = "TFP102"
     name = "tf-function-in-loop"
     category = "retrace"
     severity = Severity.WARNING
     summary = "tf.function created in a loop (or in a function called repeatedly): every call traces"
     doc_url = "https://www.tensorflow.org/guide/function#controlling_retracing"
+    fixable = True
     docs = """
     ## What it does
     Finds `tf.function(...)` calls and `@tf.function` definitions that run once per loop
@@ -73,24 +74,6 @@ class FunctionInLoop(Rule):
             """,
             trace_counter="traces",
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            traces = []
-
-            def train_epoch(x):
-                @tf.function
-                def step(x):
-                    traces.append(1)
-                    return x * 2.0
-                return step(x)
-
-            for epoch in range(3):
-                train_epoch(tf.ones([4]))
-            """,
-            trace_counter="traces",
-        ),
     )
     valid = (
         Example(
@@ -103,18 +86,6 @@ class FunctionInLoop(Rule):
 
             for epoch in range(3):
                 step(tf.ones([4]))
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def build():
-                return tf.function(lambda x: x * 2.0)  # a factory called once
-
-            fast = build()
-            for epoch in range(3):
-                fast(tf.ones([4]))
             """
         ),
     )

@@ -9,13 +9,14 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
 
 
-class VaryingShape(Rule):
+class VaryingShapeArgument(Rule):
     code = "TFP103"
     name = "varying-shape-argument"
     category = "retrace"
     severity = Severity.WARNING
     summary = "tf.function fed tensors whose shape changes every iteration: one trace per shape"
     doc_url = "https://www.tensorflow.org/guide/function#controlling_retracing"
+    fixable = True
     docs = """
     ## What it does
     Finds calls of a `tf.function` in a loop where a tensor argument's shape depends on the loop
@@ -69,87 +70,6 @@ class VaryingShape(Rule):
             traced="total",
             traces_after=2,
         ),
-        Example(
-            """
-            import tensorflow as tf
-
-            def mean(x):
-                return tf.reduce_mean(x)
-
-            fast_mean = tf.function(mean, jit_compile=False)
-            for n in range(2, 6):
-                noise = tf.random.normal([n, 3])
-                fast_mean(noise)
-            """,
-            fixed="""
-            import tensorflow as tf
-
-            def mean(x):
-                return tf.reduce_mean(x)
-
-            fast_mean = tf.function(mean, jit_compile=False, reduce_retracing=True)
-            for n in range(2, 6):
-                noise = tf.random.normal([n, 3])
-                fast_mean(noise)
-            """,
-            traced="fast_mean",
-            traces_after=2,
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-
-            class Index:
-                def __init__(self, dim):
-                    self.vectors = tf.zeros([0, dim])
-
-                def add(self, batch):
-                    self.vectors = tf.concat([self.vectors, batch], axis=0)
-
-                @tf.function
-                def _search(self, vectors, query):
-                    return tf.reduce_max(tf.matmul(query, vectors, transpose_b=True), axis=1)
-
-                def query(self, q):
-                    return self._search(self.vectors, q)
-
-
-            index = Index(2)
-            for step in range(4):
-                index.add(tf.ones([1, 2]))
-                best = index.query(tf.ones([1, 2]))
-            traces = index._search.experimental_get_tracing_count()
-            """,
-            fixed="""
-            import tensorflow as tf
-
-
-            class Index:
-                def __init__(self, dim):
-                    self.vectors = tf.zeros([0, dim])
-
-                def add(self, batch):
-                    self.vectors = tf.concat([self.vectors, batch], axis=0)
-
-                @tf.function(reduce_retracing=True)
-                def _search(self, vectors, query):
-                    return tf.reduce_max(tf.matmul(query, vectors, transpose_b=True), axis=1)
-
-                def query(self, q):
-                    return self._search(self.vectors, q)
-
-
-            index = Index(2)
-            for step in range(4):
-                index.add(tf.ones([1, 2]))
-                best = index.query(tf.ones([1, 2]))
-            traces = index._search.experimental_get_tracing_count()
-            """,
-            verify="assert traces == 4  # one trace per size of the growing index",
-            verify_fixed="assert traces == 2  # the second trace generalises the shape",
-            note="an index that grows in add() and is searched in query(): from a method, not a loop",
-        ),
     )
     valid = (
         Example(
@@ -163,19 +83,6 @@ class VaryingShape(Rule):
             data = tf.range(64.0)
             for i in range(0, 64, 16):
                 total(data[i:i + 16])  # same length every time
-            """
-        ),
-        Example(
-            """
-            import tensorflow as tf
-
-            @tf.function(reduce_retracing=True)
-            def total(x):
-                return tf.reduce_sum(x)
-
-            data = tf.range(10.0)
-            for i in range(1, 6):
-                total(data[:i])
             """
         ),
     )

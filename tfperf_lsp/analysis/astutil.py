@@ -1,0 +1,75 @@
+"""Small questions about syntax nodes that many rules ask: a call's keyword, an integer written
+in the code, a dotted name. One definition each (like ruff's ``ruff_python_ast::helpers``)."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfperf_lsp.analysis.facts import ModuleFacts
+
+
+def keyword(call: ast.Call | None, name: str) -> ast.expr | None:
+    """The value given to keyword ``name`` in ``call`` (None: not given)."""
+    if call is None:
+        return None
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+
+def keywords_of(call: ast.Call | None) -> dict[str, ast.expr]:
+    """Every named keyword of ``call`` (``**kwargs`` left out)."""
+    if call is None:
+        return {}
+    return {kw.arg: kw.value for kw in call.keywords if kw.arg}
+
+
+def is_true(expr: ast.AST | None) -> bool:
+    """The literal ``True``."""
+    return isinstance(expr, ast.Constant) and expr.value is True
+
+
+def keyword_is_true(call: ast.Call, name: str) -> bool:
+    """``call(..., name=True)`` with the literal ``True``."""
+    return is_true(keyword(call, name))
+
+
+def int_literal(expr: ast.AST | None) -> int | None:
+    """An integer written as a literal (``bool`` is not one)."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    return None
+
+
+def int_value(facts: ModuleFacts, expr: ast.AST | None) -> int | None:
+    """An integer literal, or a module-level name assigned once from one (``EPOCHS = 10``,
+    ``BATCH, EPOCHS = 32, 10``)."""
+    literal = int_literal(expr)
+    if literal is not None or not isinstance(expr, ast.Name):
+        return literal
+    assigned = facts.module_assignments.get(expr.id, [])
+    if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
+        return None
+    value = assigned[0].value
+    target = assigned[0].targets[0]
+    if isinstance(value, ast.Tuple) and isinstance(target, ast.Tuple):
+        names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
+        if expr.id in names and len(names) == len(value.elts):
+            value = value.elts[names.index(expr.id)]
+    return int_literal(value)
+
+
+def dotted(expr: ast.AST | None) -> str | None:
+    """``A`` / ``self.w``: a plain reference without calls or subscripts, else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = dotted(expr.value)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def root_name(expr: ast.AST) -> str | None:
+    """The name an attribute chain starts from: ``a`` for ``a.b.c``."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
