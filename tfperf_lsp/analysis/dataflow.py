@@ -180,7 +180,7 @@ def _contains(tree: ast.AST, node: ast.AST) -> bool:
     return any(n is node for n in ast.walk(tree))
 
 
-def _parameter_for_argument(fn: ast.AST, call: ast.Call, arg: ast.AST, facts: ModuleFacts) -> str | None:
+def _parameter_for_argument(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call: ast.Call, arg: ast.AST, facts: ModuleFacts) -> str | None:
     """The parameter of ``fn`` that receives ``arg`` at ``call``."""
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     is_method = isinstance(facts.parent(fn), ast.ClassDef)

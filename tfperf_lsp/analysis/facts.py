@@ -10,6 +10,8 @@ Everything here is a single walk over the tree plus lookups, to keep re-analysis
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
+from typing import Any, cast
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -59,7 +61,7 @@ class TFFunction:
 
 
 def _is_staticmethod(node: ast.AST) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(node, "decorator_list", []))
 
 
 class ModuleFacts:
@@ -79,7 +81,7 @@ class ModuleFacts:
         self._tf_function_by_def: dict[ast.AST, TFFunction] = {}
         self._parents: dict[ast.AST, ast.AST] = {}
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
-        self._defs_by_scope: dict[ast.AST, dict[str, ast.AST]] = {}
+        self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         imports = self._walk()
         self.imports = ImportMap(tree, imports)
         self._find_tf_functions()
@@ -99,29 +101,32 @@ class ModuleFacts:
             for child in child_nodes(node):
                 parents[child] = node
                 stack.append((child, child_module_level))
+            # Dispatch on the exact type (faster than isinstance chains); ``typed`` is the node
+            # as the branch's type, which mypy cannot infer from ``kind is ...``.
+            typed: Any = node
             if kind is ast.Name:
-                self.names.add(node.id)
+                self.names.add(typed.id)
             elif kind is ast.Call:
-                self.calls.append(node)
+                self.calls.append(typed)
             elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-                self.functions.append(node)
+                self.functions.append(typed)
             elif kind is ast.ClassDef:
-                self.classes.append(node)
+                self.classes.append(typed)
             elif kind in _LOOP_TYPES:
-                self.loops.append(node)
+                self.loops.append(typed)
             elif kind is ast.withitem:
-                self.with_items.append(node)
+                self.with_items.append(typed)
             elif kind is ast.Global:
-                self.global_statements.append(node)
+                self.global_statements.append(typed)
             elif kind in (ast.Import, ast.ImportFrom):
-                imports.append(node)
+                imports.append(typed)
             if module_level and kind in _MODULE_ASSIGNMENT_TYPES:
-                targets = node.targets if kind is ast.Assign else [node.target]
+                targets = typed.targets if kind is ast.Assign else [typed.target]
                 for target in targets:
                     for name in target_names(target):
-                        module_assignments.setdefault(name, []).append(node)
+                        module_assignments.setdefault(name, []).append(typed)
         # Walk order is not source order; rules report in source order.
-        for items in (self.calls, self.functions, self.classes, self.loops):
+        for items in cast("tuple[list[Any], ...]", (self.calls, self.functions, self.classes, self.loops)):
             items.sort(key=lambda n: (n.lineno, n.col_offset))
         for stmts in module_assignments.values():
             stmts.sort(key=lambda n: n.lineno)
@@ -174,10 +179,10 @@ class ModuleFacts:
         return self._parents.get(node)
 
     def ancestors(self, node: ast.AST):
-        node = self._parents.get(node)
-        while node is not None:
-            yield node
-            node = self._parents.get(node)
+        current = self._parents.get(node)
+        while current is not None:
+            yield current
+            current = self._parents.get(current)
 
     def statement_of(self, node: ast.AST) -> ast.stmt:
         while not isinstance(node, ast.stmt):
@@ -208,7 +213,7 @@ class ModuleFacts:
 
         A node in a ``for`` loop's iterable or ``else`` runs once, so that loop is not counted.
         """
-        loops = []
+        loops: list[ast.AST] = []
         child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, ScopeNode):
@@ -275,7 +280,7 @@ class ModuleFacts:
                         return stmt
         return None
 
-    def _defs_in(self, scope: ast.AST) -> dict[str, ast.AST]:
+    def _defs_in(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         """Defs directly in a scope's body, by name (the last one wins, as at run time)."""
         defs = self._defs_by_scope.get(scope)
         if defs is None:
@@ -320,9 +325,9 @@ class ModuleFacts:
         candidates = local or self.module_assignments.get(name, [])
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:
-            return max(candidates, key=lambda c: (c.lineno, c.col_offset)) if candidates else None
-        before = [c for c in candidates if (c.lineno, c.col_offset) < (at.lineno, at.col_offset)]
-        return max(before, key=lambda c: (c.lineno, c.col_offset)) if before else None
+            return max(candidates, key=_position) if candidates else None
+        before = [c for c in candidates if _position(c) < _position(at)]
+        return max(before, key=_position) if before else None
 
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:
         """The tf.function whose trace runs ``node``, if any (directly or through local helpers)."""
@@ -383,7 +388,7 @@ class ModuleFacts:
             for node in walk_same_scope(stmt):
                 targets: list[ast.AST] = []
                 if isinstance(node, ast.Assign):
-                    targets = node.targets
+                    targets = list(node.targets)
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
                     targets = [node.target]
                 elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -428,7 +433,11 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 _AST = ast.AST
 
 
-def _is_inside(node: ast.AST, containers: list[ast.AST], facts: ModuleFacts) -> bool:
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _is_inside(node: ast.AST, containers: Sequence[ast.AST], facts: ModuleFacts) -> bool:
     targets = set(map(id, containers))
     return any(id(a) in targets for a in facts.ancestors(node)) or id(node) in targets
 

@@ -124,7 +124,7 @@ class HotCode:
         return any(start <= line <= end for start, end in self.test_lines)
 
     def in_test(self, node: ast.AST) -> bool:
-        return self.in_test_line(node.lineno - 1)
+        return self.in_test_line(getattr(node, "lineno", 1) - 1)
 
     # ------------------------------------------------------------------ run-once code
     @cached_property
@@ -173,11 +173,11 @@ class HotCode:
                 return "a Keras functional-model builder (runs once, on symbolic tensors)"
         return None
 
-    def innermost_function_at(self, line: int) -> ast.AST | None:
+    def innermost_function_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The innermost def whose lines hold ``line`` (0-based)."""
-        best = None
+        best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         for fn in self.facts.functions:
-            if fn.lineno - 1 <= line <= fn.end_lineno - 1:
+            if fn.lineno - 1 <= line <= (fn.end_lineno or fn.lineno) - 1:
                 if best is None or fn.lineno >= best.lineno:
                     best = fn
         return best
@@ -232,7 +232,7 @@ class HotCode:
 
         def visit(call: ast.Call) -> None:
             for expr in [call.func, *call.args, *(k.value for k in call.keywords)]:
-                targets = []
+                targets: list[ast.AST] = []
                 target = facts.resolve_def(expr, call)
                 if target is not None:
                     targets.append(target)
@@ -300,7 +300,7 @@ def is_short_loop(loop: ast.AST) -> bool:
             continue  # ``for x in ds.take(1)``: a peek at a few elements
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
                 and iterable.args and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in iterable.args)):
-            bounds = [a.value for a in iterable.args]
+            bounds = [a.value for a in iterable.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
             count = len(range(*bounds)) if len(bounds) <= 3 else _SHORT + 1
             if count <= _SHORT:
                 continue
@@ -316,6 +316,6 @@ def _base_name(base: ast.expr) -> str:
     return ""
 
 
-def _lines_of(node: ast.AST) -> tuple[int, int]:
+def _lines_of(node: ast.stmt) -> tuple[int, int]:
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return first - 1, node.end_lineno - 1
+    return first - 1, (node.end_lineno or node.lineno) - 1

@@ -94,7 +94,7 @@ class ImportMap:
         return None
 
     def is_tensorflow(self, qualname: str | None) -> bool:
-        return bool(qualname) and (qualname == "tensorflow" or qualname.startswith("tensorflow."))
+        return qualname is not None and (qualname == "tensorflow" or qualname.startswith("tensorflow."))
 
     def is_keras(self, qualname: str | None) -> bool:
-        return bool(qualname) and (qualname == "keras" or qualname.startswith("keras."))
+        return qualname is not None and (qualname == "keras" or qualname.startswith("keras."))

@@ -129,7 +129,7 @@ def _numeric_start(facts: ModuleFacts, loop: ast.AST, name: str) -> bool:
     for stmt in walk_same_scope(scope) if scope is not facts.tree else ast.walk(facts.tree):
         if (
             isinstance(stmt, ast.Assign)
-            and stmt.lineno < loop.lineno
+            and stmt.lineno < getattr(loop, "lineno", 0)
             and any(name in target_names(t) for t in stmt.targets)
             and isinstance(stmt.value, ast.Constant)
             and _is_number(stmt.value.value)

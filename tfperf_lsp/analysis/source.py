@@ -6,6 +6,7 @@ units in the LSP layer). Non-ASCII lines are rare in code, so ASCII lines take a
 from __future__ import annotations
 
 import ast
+from typing import Any
 import re
 from dataclasses import dataclass
 
@@ -38,10 +39,11 @@ class SourceText:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
     def span(self, node: ast.AST) -> Span:
-        line, end_line = node.lineno - 1, node.end_lineno - 1
+        located: Any = node  # any node with a position: stmt, expr, arg, keyword, alias, ...
+        line, end_line = located.lineno - 1, located.end_lineno - 1
         return Span(
-            Pos(line, self.char_col(line, node.col_offset)),
-            Pos(end_line, self.char_col(end_line, node.end_col_offset)),
+            Pos(line, self.char_col(line, located.col_offset)),
+            Pos(end_line, self.char_col(end_line, located.end_col_offset)),
         )
 
     def head_span(self, node: ast.AST) -> Span:

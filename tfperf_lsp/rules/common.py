@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
@@ -27,7 +28,7 @@ class LoopCall:
     callee: Callee
 
 
-def tf_function_called(ctx, call: ast.Call) -> Callee | None:
+def tf_function_called(ctx: RuleContext, call: ast.Call) -> Callee | None:
     local = ctx.facts.resolve_tf_function(call.func, call)
     if local is not None:
         return Callee(local, ctx.facts, None)
@@ -68,7 +69,7 @@ def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     return found
 
 
-def tf_alias(ctx, at_line: int) -> tuple[str, list[Edit]]:
+def tf_alias(ctx: RuleContext, at_line: int) -> tuple[str, list[Edit]]:
     """How this file spells ``tensorflow`` (``tf``) for code a fix puts on ``at_line`` (0-based),
     and the import edit needed if the file imports it nowhere, or only further down (scripts
     often import as they go: module-level code above that import could not use it)."""
@@ -109,7 +110,7 @@ def import_edit(source: SourceText, tree: ast.Module, statement: str) -> Edit:
         is_docstring = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
         is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
         if (is_docstring and stmt is tree.body[0]) or is_future:
-            line = stmt.end_lineno
+            line = stmt.end_lineno or stmt.lineno
         else:
             break
     return Edit(Span(Pos(line, 0), Pos(line, 0)), statement + "\n")
@@ -202,14 +203,14 @@ def has_python_loop_with_tf_ops(facts: ModuleFacts, fn: ast.AST) -> bool:
     return False
 
 
-def decorator_edit(ctx, fn_node: ast.AST, decorator: str) -> Edit:
+def decorator_edit(ctx: RuleContext, fn_node: ast.FunctionDef | ast.AsyncFunctionDef, decorator: str) -> Edit:
     """Insert ``@decorator`` above a def (and above its existing decorators)."""
     first = min([fn_node.lineno] + [d.lineno for d in fn_node.decorator_list]) - 1
     indent = ctx.source.indent_of(fn_node.lineno - 1)
     return Edit(Span(Pos(first, 0), Pos(first, 0)), f"{indent}@{decorator}\n")
 
 
-def tf_function_option_edit(ctx, fn: TFFunction, name: str, value: str) -> Edit | None:
+def tf_function_option_edit(ctx: RuleContext, fn: TFFunction, name: str, value: str) -> Edit | None:
     """``@tf.function`` -> ``@tf.function(name=value)``; ``tf.function(f, ...)`` gains ``name=value``."""
     import libcst as cst
 
@@ -222,7 +223,7 @@ def tf_function_option_edit(ctx, fn: TFFunction, name: str, value: str) -> Edit 
     )
 
 
-def rename_keyword_edit(ctx, call: ast.Call, old: str, new: str) -> Edit | None:
+def rename_keyword_edit(ctx: RuleContext, call: ast.Call, old: str, new: str) -> Edit | None:
     """Rename keyword ``old`` of ``call`` (a decorator's statement is its def)."""
     import libcst as cst
 
@@ -297,7 +298,7 @@ def _index_qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
     return index
 
 
-def calls_named(ctx, names) -> list[ast.Call]:
+def calls_named(ctx: RuleContext, names: Iterable[str]) -> list[ast.Call]:
     """Calls of any of ``names`` (qualified), in source order."""
     index = qualified_calls(ctx)
     found = [call for name in names for call in index.get(name, ())]
