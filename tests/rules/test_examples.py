@@ -72,3 +72,12 @@ def test_codes_are_unique_and_well_formed():
     codes = [rule.code for rule in ALL_RULES]
     assert len(codes) == len(set(codes))
     assert all(len(code) == 6 and code.startswith("TFP") and code[3:].isdigit() for code in codes)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_rule_name_file_and_class_agree(rule):
+    """``python-scalar-argument`` lives in ``python_scalar_argument.py`` as ``PythonScalarArgument``:
+    a newcomer finds a rule's file from the name the CLI prints."""
+    module = type(rule).__module__.rsplit(".", 1)[1]
+    assert module == rule.name.replace("-", "_")
+    assert type(rule).__name__.lower() == module.replace("_", "")
