@@ -89,6 +89,23 @@ def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:
     return fix
 
 
+def fixed_text(text: str, codes: set[str], settings: Settings | None = None, path: str | None = None,
+               rounds: int = 20) -> str:
+    """``text`` after every fix (safe and unsafe) of the rules ``codes``, one at a time,
+    re-analysing between them (what a user applying them one by one gets). Stops early where a
+    fix cannot be built. Used for the docs' "Use instead" and by the rule tests."""
+    from tfperf_lsp.rewrite.edits import apply_edits
+
+    for _ in range(rounds):
+        analysis = analyze(text, path, settings)
+        todo = [f for f in analysis.findings if f.code in codes and f.fix_title]
+        fix = fix_for(analysis, todo[0]) if todo else None
+        if fix is None or not fix.edits:
+            return text
+        text = apply_edits(text, fix.edits)
+    return text
+
+
 _PERFORMANCE = PERFORMANCE_CATEGORIES  # silent where speed does not matter (analysis.hotness)
 _EAGER_ADVICE = EAGER_ADVICE_CATEGORIES  # also silent in run-once code and TF1 graph code
 

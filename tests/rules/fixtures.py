@@ -124,30 +124,33 @@ def analyse(case: Case, code: str, text: str | None = None):
     return analysis, [f for f in analysis.findings if f.code == code]
 
 
-def fixed(case: Case, code: str, rounds: int = 20) -> str:
+def fixed(case: Case, code: str) -> str:
     """The case after every fix (safe and unsafe) of rule ``code``, one at a time, re-analysing
-    between them as ``tfperf check --fix`` does."""
-    from tfperf_lsp.engine import fix_for
-    from tfperf_lsp.rewrite.edits import apply_edits
+    between them (engine.fixed_text). A fix that cannot be built stops it; the tests then find
+    the finding still fixable (test_fixed_case_compiles_and_is_clean)."""
+    from tfperf_lsp.config import Settings
+    from tfperf_lsp.engine import fixed_text
 
-    text = case.source
-    for _ in range(rounds):
-        analysis, findings = analyse(case, code, text)
-        todo = [f for f in findings if f.fix_title]
-        if not todo:
-            return text
-        fix = fix_for(analysis, todo[0])
-        if fix is None or not fix.edits:
-            raise AssertionError(f"{case.title}: {todo[0].id} has a fix title but its fix could not be built")
-        text = apply_edits(text, fix.edits)
-    raise AssertionError(f"{case.title}: fixes did not converge")
+    return fixed_text(case.source, {code}, Settings().with_overrides({"select": ["ALL"]}), case.option("path"))
+
+
+def docs_examples(code: str) -> list[Case]:
+    """The rule's own examples (its docs), as cases numbered by their own lines."""
+    from tfperf_lsp.rules import rule_by_code
+
+    rule = rule_by_code(code)
+    if rule is None:
+        return []
+    return [Case(f"docs: {kind} example {index + 1} (lines of the example)", 0, example.source)
+            for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
+            for index, example in enumerate(examples)]
 
 
 def render(code: str, path: str | None = None) -> str:
-    """The snapshot of rule ``code`` on its fixture file."""
+    """The snapshot of rule ``code``: its docs examples, then every case of its fixture file."""
     path = path or fixture_path(code)
-    out = [f"# {code}: findings and fixes on {os.path.relpath(path, HERE)}", ""]
-    for case in parse(path):
+    out = [f"# {code}: findings and fixes on its docs examples and {os.path.relpath(path, HERE)}", ""]
+    for case in docs_examples(code) + (parse(path) if os.path.exists(path) else []):
         _, findings = analyse(case, code)
         out.append(f"# %% {case.title}")
         if not findings:

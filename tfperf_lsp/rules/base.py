@@ -140,6 +140,17 @@ class Rule:
         return finding
 
     @classmethod
+    def fixed_example(cls, example: Example) -> str | None:
+        """The example after this rule's fixes, None if it offers none there: computed by the
+        fix itself (the snapshot in tests/rules/snapshots pins it), never written twice."""
+        from tfperf_lsp.config import Settings
+        from tfperf_lsp.engine import fixed_text  # the engine imports the rules: import on use
+
+        settings = Settings().with_overrides({"select": ["ALL"]})
+        fixed = fixed_text(example.source, {cls.code}, settings)
+        return None if fixed == example.source else fixed
+
+    @classmethod
     def markdown(cls) -> str:
         """The full rule documentation, as `tfperf rule CODE` and the hover's link show it."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
@@ -149,8 +160,9 @@ class Rule:
             parts += ["", "## Example"]
             example = cls.invalid[0]
             parts += ["", "```python", example.source.rstrip(), "```"]
-            if example.fixed_source:
-                parts += ["", "Use instead:", "", "```python", example.fixed_source.rstrip(), "```"]
+            fixed = cls.fixed_example(example)
+            if fixed is not None:
+                parts += ["", "Use instead:", "", "```python", fixed.rstrip(), "```"]
         if cls.valid:
             parts += ["", "## Not flagged", "", "```python", cls.valid[0].source.rstrip(), "```"]
         return "\n".join(parts) + "\n"
