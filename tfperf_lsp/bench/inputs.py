@@ -23,6 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
 from tfperf_lsp.bench.safety import outside_calls
@@ -511,11 +512,11 @@ def _shaped_call(facts: ModuleFacts, value: ast.AST) -> ast.Call | None:
 
 def _literal_shape(facts: ModuleFacts, call: ast.Call) -> list[int] | None:
     qualname = facts.qualname(call.func)
-    position, keyword = SHAPED_CONSTRUCTORS[qualname]
+    position, shape_keyword = SHAPED_CONSTRUCTORS[qualname]
     if position is None:  # np.random.randn(d0, d1, ...)
         values = [_int(facts, a) for a in call.args]
         return values if values and None not in values else None
-    shape = next((k.value for k in call.keywords if k.arg == keyword), None)
+    shape = keyword(call, shape_keyword)
     if shape is None and position < len(call.args):
         shape = call.args[position]
     if shape is None:
