@@ -7,8 +7,8 @@ from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts
-from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.analysis.models import creates_model
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
