@@ -131,16 +131,6 @@ CASES = [
                 outputs.append(x)
             return outputs
         """, [], id="TFP107-list-building-loop"),
-    pytest.param(  # tensorflow/addons tensorflow_addons/losses/contrastive.py (a library loss)
-        "tensorflow_addons/losses/contrastive.py",
-        """
-        import tensorflow as tf
-
-        @tf.function
-        def contrastive_loss(y_true, y_pred, margin=1.0):
-            y_true = tf.cast(y_true, y_pred.dtype)
-            return y_true * tf.math.square(y_pred) + (1.0 - y_true) * tf.math.square(tf.math.maximum(margin - y_pred, 0.0))
-        """, [], id="TFP501-library-function-shapes-unknown"),
     pytest.param(  # a train step fed padded batches (XLA would compile per length)
         "nmt_train.py",
         """

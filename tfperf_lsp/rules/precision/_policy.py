@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.config import DeviceFacts
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.context import RuleContext
@@ -66,12 +68,12 @@ def _find_policy_events(ctx: RuleContext) -> list[PolicyEvent]:
     if "policy" in text or "Policy" in text:
         facts = ctx.facts
         for call in calls_named(ctx, SETTERS):
-            value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "policy"), None)
+            value = call.args[0] if call.args else keyword(call, "policy")
             events.append(PolicyEvent(call.lineno, _policy_name(facts, value, call)))
     return events
 
 
-def policy_at(ctx, line: int) -> str | None:
+def policy_at(ctx: RuleContext, line: int) -> str | None:
     """The policy set by the last setter above ``line``; None when none is (float32 default)."""
     current = None
     for event in policy_events(ctx):
@@ -81,14 +83,14 @@ def policy_at(ctx, line: int) -> str | None:
     return current
 
 
-def _policy_name(facts, value: ast.AST | None, at: ast.AST, depth: int = 0) -> str:
+def _policy_name(facts: ModuleFacts, value: ast.AST | None, at: ast.AST, depth: int = 0) -> str:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
     if isinstance(value, ast.Call) and facts.qualname(value.func) in POLICY_CLASSES and value.args:
         return _policy_name(facts, value.args[0], at, depth + 1)
     if isinstance(value, ast.Name) and depth < 3:
         scope = facts.enclosing_function(at)
-        sources = facts.assignments_in(scope).get(value.id, []) if scope is not None else []
+        sources: Sequence[ast.AST] = facts.assignments_in(scope).get(value.id, []) if scope is not None else []
         sources = sources or facts.module_assignments.get(value.id, [])
         names = {_policy_name(facts, s.value, s, depth + 1) if isinstance(s, ast.Assign) else UNKNOWN for s in sources}
         if len(names) == 1:
@@ -182,7 +184,7 @@ CONV = frozenset(
 RNN = frozenset({"keras.layers.LSTM", "keras.layers.GRU", "keras.layers.SimpleRNN"})
 
 
-def activation_name(facts, call: ast.Call) -> str | None:
+def activation_name(facts: ModuleFacts, call: ast.Call) -> str | None:
     """'softmax', 'relu', ... for a string or a known callable activation; None when absent."""
     value = keyword(call, "activation")
     if value is None:

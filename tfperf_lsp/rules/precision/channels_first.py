@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator, cast
 
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import CONV, MIXED, device_facts, policy_at, policy_events, tensor_core_gpu
 from tfperf_lsp.analysis.astutil import keyword
 
@@ -64,7 +66,7 @@ class ChannelsFirst(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "channels_first" not in ctx.source.text or not policy_events(ctx) or not tensor_core_gpu(device_facts(ctx)):
             return
         facts = ctx.facts
@@ -75,10 +77,11 @@ class ChannelsFirst(Rule):
             policy = policy_at(ctx, call.lineno)
             if policy not in MIXED:
                 continue
+            layer = cast(str, facts.qualname(call.func)).rsplit(".", 1)[1]  # one of CONV (calls_named)
             yield self.finding(
                 ctx,
                 value,
-                f"`{facts.qualname(call.func).rsplit('.', 1)[1]}` with channels_first under `{policy}`: "
+                f"`{layer}` with channels_first under `{policy}`: "
                 f"Tensor Cores work in channels_last "
                 f"(NHWC), so cuDNN transposes around this layer - consider channels_last",
                 label="prefer channels_last",

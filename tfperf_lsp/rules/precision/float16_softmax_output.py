@@ -2,16 +2,26 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import StatementRewrite
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import call_at, call_key
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import DENSE, MIXED, activation_name, policy_at, policy_events
 from tfperf_lsp.analysis.astutil import keyword
+
+if TYPE_CHECKING:
+    import libcst
+
+# Where the Dense stands, which decides how the fix splits it: ``Dense(...)(x)``, an element of
+# ``Sequential([...])``, or ``model.add(Dense(...))``.
+Shape = Literal["functional", "list", "add"]
+_FIX_TITLE = "Split off a float32 softmax Activation"
 
 
 class Float16SoftmaxOutput(Rule):
@@ -96,7 +106,7 @@ class Float16SoftmaxOutput(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if not policy_events(ctx):
             return
         facts = ctx.facts
@@ -113,55 +123,60 @@ class Float16SoftmaxOutput(Rule):
                 f"`{_label(ctx, call)}` computes and returns {policy.split('_')[1]} under the "
                 f"`{policy}` policy: split it into `Dense` + `Activation('softmax', dtype='float32')`",
                 label=f"{policy.split('_')[1]} output",
-                fix_title="Split off a float32 softmax Activation" if shape else None,
+                fix=partial(_split_activation, ctx, call, shape) if shape else None,
+                fix_title=_FIX_TITLE if shape else None,
                 fix_applicability="unsafe",
                 head_only=True,
-                **call_key(call),
-                shape=shape,
             )
 
-    def fix(self, ctx, finding):
-        facts = ctx.facts
-        call = call_at(ctx.facts, finding.data)
-        if call is None:
+
+def _split_activation(ctx: RuleContext, call: ast.Call, shape: Shape) -> Fix | None:
+    """``Dense(4, activation="softmax")`` -> ``Dense(4), Activation("softmax", dtype="float32")``
+    in a list; ``Activation("softmax", dtype="float32")(Dense(4)(x))`` in a functional call; a
+    second ``model.add(Activation(...))`` after ``model.add(Dense(4))``."""
+    facts = ctx.facts
+    stmt = facts.statement_of(call)
+    try:
+        rewrite = StatementRewrite(ctx.source, stmt)
+    except (ValueError, cst.ParserSyntaxError):
+        return None
+    dense = rewrite.node_at(call, cst.Call)
+    activation = _activation_factory(ctx, call)
+    given = keyword(call, "activation")
+    if dense is None or activation is None or given is None:
+        return None
+    value = ctx.source.segment(given)
+    quote = value[0] if value[:1] in "'\"" else '"'
+    act = cst.parse_expression(f"{activation}({value}, dtype={quote}float32{quote})")
+    plain = _without_keyword(dense, "activation")
+    if shape == "functional":
+        parent = facts.parent(call)
+        outer = rewrite.node_at(parent, cst.Call) if parent is not None else None
+        if outer is None:
             return None
-        stmt = facts.statement_of(call)
-        try:
-            rewrite = StatementRewrite(ctx.source, stmt)
-        except (ValueError, cst.ParserSyntaxError):
+        new = cst.Call(func=act, args=[cst.Arg(outer.with_changes(func=plain))])
+        module = rewrite.module.deep_replace(outer, new)
+    elif shape == "list":
+        element = next((e for e in _elements(rewrite.module) if e.value is dense), None)
+        if element is None:
             return None
-        dense = rewrite.node_at(call, cst.Call)
-        if dense is None:
-            return None
-        activation = _activation_factory(ctx, call)
-        value = ctx.source.segment(keyword(call, "activation"))
-        quote = value[0] if value[:1] in "'\"" else '"'
-        act = cst.parse_expression(f"{activation}({value}, dtype={quote}float32{quote})")
-        plain = _without_keyword(dense, "activation")
-        shape = finding.data["shape"]
-        if shape == "functional":
-            outer = rewrite.node_at(facts.parent(call), cst.Call)
-            new = cst.Call(func=act, args=[cst.Arg(outer.with_changes(func=plain))])
-            module = rewrite.module.deep_replace(outer, new)
-        elif shape == "list":
-            element = next(e for e in _elements(rewrite.module) if e.value is dense)
-            pair = element.with_changes(value=plain, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            module = rewrite.module.deep_replace(element, cst.FlattenSentinel([pair, element.with_changes(value=act)]))
-        else:  # model.add(Dense(...)): a second model.add(...) statement after it
-            line = rewrite.module.body[0]
-            first = line.deep_replace(dense, plain)
-            second = line.deep_replace(dense, act).with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
-            module = rewrite.module.with_changes(body=[first, second])
-        edit = rewrite.edit(module)
-        return Fix(finding.fix_title, (edit,)) if edit else None
+        pair = element.with_changes(value=plain, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        module = rewrite.module.deep_replace(element, cst.FlattenSentinel([pair, element.with_changes(value=act)]))
+    else:  # model.add(Dense(...)): a second model.add(...) statement after it
+        line = rewrite.module.body[0]
+        first = line.deep_replace(dense, plain)
+        second = line.deep_replace(dense, act).with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
+        module = rewrite.module.with_changes(body=[first, second])
+    edit = rewrite.edit(module)
+    return Fix(_FIX_TITLE, (edit,)) if edit else None
 
 
-def _label(ctx, call: ast.Call) -> str:
+def _label(ctx: RuleContext, call: ast.Call) -> str:
     text = " ".join(ctx.source.segment(call).split())
     return text if len(text) <= 60 else "Dense(..., activation='softmax')"
 
 
-def _fix_shape(ctx, call: ast.Call) -> str | None:
+def _fix_shape(ctx: RuleContext, call: ast.Call) -> Shape | None:
     """How the fix can split this layer here, or None when a precondition fails."""
     facts = ctx.facts
     if keyword(call, "name") is not None or _activation_factory(ctx, call) is None:
@@ -173,14 +188,15 @@ def _fix_shape(ctx, call: ast.Call) -> str | None:
         return "list"
     if (
         isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "add"
-        and parent.args == [call] and isinstance(facts.parent(parent), ast.Expr)
-        and facts.parent(parent).lineno == facts.parent(parent).end_lineno
+        and parent.args == [call]
     ):
-        return "add"
+        stmt = facts.parent(parent)
+        if isinstance(stmt, ast.Expr) and stmt.lineno == stmt.end_lineno:
+            return "add"
     return None
 
 
-def _activation_factory(ctx, call: ast.Call) -> str | None:
+def _activation_factory(ctx: RuleContext, call: ast.Call) -> str | None:
     """``keras.layers.Activation`` spelled like the Dense (``layers.Dense`` -> ``layers.Activation``)."""
     func = call.func
     if isinstance(func, ast.Attribute):
@@ -191,7 +207,7 @@ def _activation_factory(ctx, call: ast.Call) -> str | None:
     return None
 
 
-def _without_keyword(call: cst.Call, name: str) -> cst.Call:
+def _without_keyword(call: libcst.Call, name: str) -> libcst.Call:
     args = list(call.args)
     index = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == name)
     removed = args.pop(index)
@@ -200,8 +216,8 @@ def _without_keyword(call: cst.Call, name: str) -> cst.Call:
     return call.with_changes(args=args)
 
 
-def _elements(module: cst.Module):
-    stack = [module]
+def _elements(module: libcst.Module) -> Iterator[libcst.Element]:
+    stack: list[libcst.CSTNode] = [module]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Element):

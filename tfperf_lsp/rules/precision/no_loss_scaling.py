@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator, Sequence
 
 from tfperf_lsp.analysis.environment import keras_major
-from tfperf_lsp.model import Severity
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import policy_at, policy_events
 
 _SCALING_CALLS = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"})
@@ -90,13 +93,13 @@ class NoLossScaling(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if not any(e.policy == "mixed_float16" for e in policy_events(ctx)):
             return
         facts = ctx.facts
         tapes = {facts.scope_of(item) for item in facts.with_items if facts.qualname(_callee(item.context_expr)) == "tensorflow.GradientTape"}
         scaling = {facts.scope_of(c) for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr in _SCALING_CALLS}
-        reported = set()
+        reported: set[ast.Call] = set()
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "apply_gradients" and isinstance(func.value, ast.Name)):
@@ -125,15 +128,17 @@ def _callee(expr: ast.AST) -> ast.AST | None:
     return expr.func if isinstance(expr, ast.Call) else None
 
 
-def _construction(facts, name: ast.Name, at: ast.AST) -> ast.Call | None:
+def _construction(facts: ModuleFacts, name: ast.Name, at: ast.AST) -> ast.Call | None:
     """The ``keras.optimizers.X(...)`` call that every assignment of ``name`` makes, if any."""
     scope = facts.enclosing_function(at)
-    candidates = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
+    candidates: Sequence[ast.AST] = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
     candidates = candidates or facts.module_assignments.get(name.id, [])
     if len(candidates) != 1 or not isinstance(candidates[0], ast.Assign):
         return None
     value = candidates[0].value
-    qualname = facts.qualname(value.func) if isinstance(value, ast.Call) else None
+    if not isinstance(value, ast.Call):
+        return None
+    qualname = facts.qualname(value.func)
     if not qualname or not qualname.startswith("keras.optimizers.") or qualname.endswith("LossScaleOptimizer"):
         return None
     return value

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.models import creates_model
-from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import small_model
 from tfperf_lsp.rules.precision._policy import describe, device_facts, policy_at, policy_events, recommended_policy
 from tfperf_lsp.rules.xla._common import imported_before, leading_imports_end
@@ -103,7 +107,7 @@ class NoMixedPolicy(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         device = device_facts(ctx)
         policy = recommended_policy(device)
         if policy is None:
@@ -127,32 +131,36 @@ class NoMixedPolicy(Rule):
             if small_model(facts, call, facts.enclosing_function(call)) is not None or converts_to_tflite:
                 continue  # nothing for Tensor Cores to gain; or the policy would leak into the exported model
             prefix = _keras_prefix(ctx)
+            fix = partial(_set_policy_at_start, ctx, prefix, policy) if prefix is not None and _fixable(ctx) else None
             yield self.finding(
                 ctx,
                 call,
                 f"`{target.id}` trains in float32 on a {describe(device)}: "
                 f"`set_global_policy('{policy}')` before building layers may be faster - benchmark it",
                 label=f"{policy}?",
-                fix_title=f"Set the {policy} policy at program start" if _fixable(ctx, prefix) else None,
+                fix=fix,
+                fix_title=f"Set the {policy} policy at program start" if fix else None,
                 fix_applicability="unsafe",
                 head_only=True,
-                policy=policy,
-                prefix=prefix,
             )
             return  # one finding per file: the policy is global
 
-    def fix(self, ctx, finding):
-        line = leading_imports_end(ctx.facts.tree)
-        text = f'{finding.data["prefix"]}.mixed_precision.set_global_policy("{finding.data["policy"]}")\n'
-        return Fix(finding.fix_title, (Edit(Span(Pos(line, 0), Pos(line, 0)), text),))
+
+def _set_policy_at_start(ctx: RuleContext, prefix: str, policy: str) -> Fix:
+    """``from tensorflow import keras`` + ``model = ...`` -> ``from tensorflow import keras``,
+    ``keras.mixed_precision.set_global_policy("mixed_float16")``, ``model = ...``: the policy
+    line goes right after the leading imports, before every layer."""
+    line = leading_imports_end(ctx.facts.tree)
+    text = f'{prefix}.mixed_precision.set_global_policy("{policy}")\n'
+    return Fix(f"Set the {policy} policy at program start", (Edit(Span(Pos(line, 0), Pos(line, 0)), text),))
 
 
-def _fixable(ctx, prefix: str | None) -> bool:
-    """The policy line can go at program start: Keras is importable there, the file sets no
-    policy itself, and no custom GradientTape loop would meet float16 outputs unprepared
+def _fixable(ctx: RuleContext) -> bool:
+    """The policy line can go at program start (with Keras importable there, ``_keras_prefix``):
+    the file sets no policy itself, and no custom GradientTape loop would meet float16 outputs unprepared
     (float32 targets, loss scaling: TFP603)."""
     facts = ctx.facts
-    if prefix is None or policy_events(ctx):
+    if policy_events(ctx):
         return False
     return not any(
         isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == "tensorflow.GradientTape"
@@ -160,7 +168,7 @@ def _fixable(ctx, prefix: str | None) -> bool:
     )
 
 
-def _trained_names(facts) -> set[str]:
+def _trained_names(facts: ModuleFacts) -> set[str]:
     names: set[str] = set()
     for call in facts.calls:
         func = call.func
@@ -175,7 +183,7 @@ def _trained_names(facts) -> set[str]:
     return names
 
 
-def _keras_prefix(ctx) -> str | None:
+def _keras_prefix(ctx: RuleContext) -> str | None:
     """How to spell the Keras module at program start: ``keras``, ``tf_keras`` or ``tf.keras``."""
     facts = ctx.facts
     line = leading_imports_end(facts.tree)

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, Literal
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.imports import canonical
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.common import qualified_calls
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 
 EXPERIMENTAL = "keras.mixed_precision.experimental"
 # Old name -> the name in tf.keras >= 2.4 and Keras 3 (same behaviour for these arguments).
@@ -85,7 +89,7 @@ class RemovedMixedPrecisionApi(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         text = ctx.source.text
         if "mixed_precision" not in text:
             return
@@ -101,7 +105,7 @@ class RemovedMixedPrecisionApi(Rule):
             for call in calls:
                 yield from self._check_call(ctx, call, qualname)
 
-    def _check_call(self, ctx, call, qualname):
+    def _check_call(self, ctx: RuleContext, call: ast.Call, qualname: str) -> Iterator[Finding]:
         if qualname == _GRAPH_REWRITE:
             yield self.finding(
                 ctx, call.func,
@@ -116,25 +120,29 @@ class RemovedMixedPrecisionApi(Rule):
             if finding is not None:
                 yield finding
 
-    def _import_finding(self, ctx, stmt):
+    def _import_finding(self, ctx: RuleContext, stmt: ast.Import | ast.ImportFrom) -> Finding | None:
         replacement = _import_replacement(stmt)
         if replacement is False:
             return None  # not the experimental module
+        title = "Import the non-experimental mixed_precision"
         return self.finding(
             ctx, stmt,
             "`mixed_precision.experimental` was removed in TF 2.9 (ImportError on TF 2.21): import "
             "`mixed_precision` from `tensorflow.keras` (or `keras`) instead",
             label="removed API",
-            fix_title="Import the non-experimental mixed_precision" if replacement else None,
-            replacement=replacement,
+            fix=partial(_replace, ctx, stmt, replacement, title) if isinstance(replacement, str) else None,
+            fix_title=title if isinstance(replacement, str) else None,
         )
 
-    def _call_finding(self, ctx, call, qualname):
+    def _call_finding(self, ctx: RuleContext, call: ast.Call, qualname: str) -> Finding | None:
         func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None  # _check_call only passes attribute calls (``module.set_policy(...)``)
         old = qualname.rsplit(".", 1)[1]
-        through_experimental = isinstance(func.value, ast.Attribute) and func.value.attr == "experimental"
+        experimental = func.value if isinstance(func.value, ast.Attribute) and func.value.attr == "experimental" else None
+        through_experimental = experimental is not None
         if not through_experimental and old != "set_policy":
-            if old == "LossScaleOptimizer" and any(k.arg == "loss_scale" for k in call.keywords):
+            if old == "LossScaleOptimizer" and keyword(call, "loss_scale") is not None:
                 return self.finding(
                     ctx, func,
                     "the experimental `LossScaleOptimizer(loss_scale=...)` was removed: use "
@@ -145,23 +153,27 @@ class RemovedMixedPrecisionApi(Rule):
         new = _RENAMED.get(old)
         if old == "LossScaleOptimizer" and len(call.args) == 1 and not call.keywords:
             new = old
-        base = func.value.value if through_experimental else func.value
+        base = experimental.value if experimental is not None else func.value
         replacement = f"{ctx.source.segment(base)}.{new}" if new else None
         instead = f"`{replacement}`" if replacement else "the non-experimental `mixed_precision` API"
+        title = f"Use {new}"
         return self.finding(
             ctx, func,
             f"`{ctx.source.segment(func)}` was removed (AttributeError on TF 2.21): use {instead}",
             label="removed API",
-            fix_title=f"Use {new}" if replacement else None,
-            replacement=replacement,
+            fix=partial(_replace, ctx, func, replacement, title) if replacement else None,
+            fix_title=title if replacement else None,
         )
 
-    def fix(self, ctx, finding):
-        text = finding.data.get("replacement")
-        return Fix(finding.fix_title, (Edit(finding.span, text),)) if text else None
+
+def _replace(ctx: RuleContext, node: ast.AST, text: str, title: str) -> Fix:
+    """The node's text -> ``text``: ``tf.keras.mixed_precision.experimental.set_policy`` ->
+    ``tf.keras.mixed_precision.set_global_policy``, ``from tensorflow.keras.mixed_precision
+    import experimental as mp`` -> ``from tensorflow.keras import mixed_precision as mp``."""
+    return Fix(title, (Edit(ctx.source.span(node), text),))
 
 
-def _import_statements(tree: ast.Module):
+def _import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
     """Import statements anywhere, visiting statements only (no expressions): cheap."""
     stack = list(reversed(tree.body))
     while stack:
@@ -175,7 +187,7 @@ def _import_statements(tree: ast.Module):
                 stack.extend(reversed(children))
 
 
-def _import_replacement(stmt) -> str | None | bool:
+def _import_replacement(stmt: ast.Import | ast.ImportFrom) -> str | None | Literal[False]:
     """False: not the experimental API. None: it is, but no safe rewrite. Else the new import."""
     if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
         module = stmt.module

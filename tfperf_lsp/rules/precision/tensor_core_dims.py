@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import keyword
-from tfperf_lsp.model import Severity
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import (
     CONV, DENSE, RNN, activation_name, device_facts, policy_at, policy_events, tensor_core_gpu,
 )
@@ -80,7 +83,7 @@ class TensorCoreDims(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if not any(e.policy == "mixed_float16" for e in policy_events(ctx)) or not tensor_core_gpu(device_facts(ctx)):
             return
         facts = ctx.facts
@@ -95,7 +98,9 @@ class TensorCoreDims(Rule):
             else:
                 node = keyword(call, "batch_size")
                 what = "batch_size"
-            value = node.value if isinstance(node, ast.Constant) else None
+            if not isinstance(node, ast.Constant):
+                continue
+            value = node.value
             if type(value) is not int or value < 8 or value % 8 == 0:
                 continue
             if policy_at(ctx, call.lineno) != "mixed_float16":
@@ -110,7 +115,7 @@ class TensorCoreDims(Rule):
             )
 
 
-def _is_output_layer(facts, call: ast.Call) -> bool:
+def _is_output_layer(facts: ModuleFacts, call: ast.Call) -> bool:
     activation = activation_name(facts, call)
     if activation in _OUTPUT_ACTIVATIONS:
         return True
@@ -122,7 +127,7 @@ def _is_output_layer(facts, call: ast.Call) -> bool:
     return activation is None
 
 
-def _is_activation_layer(facts, expr: ast.AST) -> bool:
+def _is_activation_layer(facts: ModuleFacts, expr: ast.AST) -> bool:
     return isinstance(expr, ast.Call) and facts.qualname(expr.func) in (
         "keras.layers.Activation", "keras.layers.Softmax", "keras.layers.ReLU",
     )

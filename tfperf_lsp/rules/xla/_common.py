@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.astutil import keyword_is_true
-from tfperf_lsp.analysis.facts import TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.rules.context import RuleContext
 
 JIT_OPTIONS = ("jit_compile", "experimental_compile")
@@ -105,7 +105,7 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
     return profile
 
 
-def function_profile(ctx, fn_node: ast.AST, depth: int = 3) -> BodyProfile:
+def function_profile(ctx: RuleContext, fn_node: ast.AST, depth: int = 3) -> BodyProfile:
     """The profile of ``fn_node`` merged with the local helpers it calls (a few levels deep):
     everything XLA would compile."""
     total = BodyProfile()
@@ -127,10 +127,6 @@ def function_profile(ctx, fn_node: ast.AST, depth: int = 3) -> BodyProfile:
     return total
 
 
-def find_tf_function(facts, line: int, col: int) -> TFFunction | None:
-    return next((f for f in facts.tf_functions if f.wrapper.lineno == line and f.wrapper.col_offset == col), None)
-
-
 def leading_imports_end(tree: ast.Module) -> int:
     """0-based line after the module's leading docstring/import statements (where to insert
     program-start settings). 0 when the module does not start with imports."""
@@ -138,30 +134,16 @@ def leading_imports_end(tree: ast.Module) -> int:
     for index, stmt in enumerate(tree.body):
         is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
         if is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            end = stmt.end_lineno
+            end = stmt.end_lineno or stmt.lineno
         else:
             break
     return end
 
 
-def imported_before(facts, name: str, line: int) -> bool:
+def imported_before(facts: ModuleFacts, name: str, line: int) -> bool:
     """``name`` is bound by a module-level import that ends before 0-based ``line``."""
     node = facts.imports.import_nodes.get(name)
-    return node is not None and facts.parent(node) is facts.tree and node.end_lineno <= line
-
-
-def call_key(call: ast.Call) -> dict:
-    """Finding data that finds ``call`` again in ``fix()`` (the start alone is ambiguous:
-    ``f(a)(b)`` has two calls starting at the same place)."""
-    return {"call_at": [call.lineno, call.col_offset, call.end_lineno, call.end_col_offset]}
-
-
-def call_at(facts, data: dict) -> ast.Call | None:
-    want = data.get("call_at")
-    return next(
-        (c for c in facts.calls if [c.lineno, c.col_offset, c.end_lineno, c.end_col_offset] == want),
-        None,
-    )
+    return node is not None and facts.parent(node) is facts.tree and (node.end_lineno or node.lineno) <= line
 
 
 def _body_profiles(ctx: RuleContext) -> dict[ast.AST, BodyProfile]:

@@ -1,11 +1,17 @@
 """TFP505: the deprecated ``experimental_compile=`` argument of tf.function."""
 from __future__ import annotations
 
+import ast
+from functools import partial
+from typing import Iterator
+
 from tfperf_lsp.analysis.facts import TF_FUNCTION
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import calls_named, rename_keyword_edit
-from tfperf_lsp.rules.xla._common import call_at, call_key
+from tfperf_lsp.rules.context import RuleContext
+
+_FIX_TITLE = "Rename to jit_compile="
 
 
 class DeprecatedExperimentalCompile(Rule):
@@ -71,11 +77,12 @@ class DeprecatedExperimentalCompile(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "experimental_compile" not in ctx.source.text:
             return
         for call in calls_named(ctx, (TF_FUNCTION,)):
-            names = {kw.arg for kw in call.keywords}
+            # No fix when jit_compile is passed too: the rename would repeat a keyword.
+            renamable = not any(kw.arg == "jit_compile" for kw in call.keywords)
             for kw in call.keywords:
                 if kw.arg == "experimental_compile":
                     yield self.finding(
@@ -83,13 +90,12 @@ class DeprecatedExperimentalCompile(Rule):
                         kw,
                         "`experimental_compile` is deprecated: use `jit_compile`",
                         label="deprecated",
-                        fix_title=None if "jit_compile" in names else "Rename to jit_compile=",
-                        **call_key(call),
+                        fix=partial(_rename, ctx, call) if renamable else None,
+                        fix_title=_FIX_TITLE if renamable else None,
                     )
 
-    def fix(self, ctx, finding):
-        call = call_at(ctx.facts, finding.data)
-        if call is None:
-            return None
-        edit = rename_keyword_edit(ctx, call, "experimental_compile", "jit_compile")
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+def _rename(ctx: RuleContext, call: ast.Call) -> Fix | None:
+    """``@tf.function(experimental_compile=True)`` -> ``@tf.function(jit_compile=True)``."""
+    edit = rename_keyword_edit(ctx, call, "experimental_compile", "jit_compile")
+    return Fix(_FIX_TITLE, (edit,)) if edit else None

@@ -1,13 +1,18 @@
 """TFP501: a hot tf.function (a train step, a chain of elementwise ops) that XLA may speed up."""
 from __future__ import annotations
 
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
-from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, find_tf_function, function_profile, jit_option
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option
 
 MIN_ELEMENTWISE_OPS = 6
+_FIX_TITLE = "Add jit_compile=True (benchmark it)"
 
 
 class JitCandidate(Rule):
@@ -118,7 +123,7 @@ class JitCandidate(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         # A library function (a loss, an image op) is called by code tfperf does not see, often
         # with a new shape per call, and XLA compiles per shape: only suggest XLA for a chain of
@@ -126,7 +131,7 @@ class JitCandidate(Rule):
         called_in_loops = [loop_call.callee.fn for loop_call in eager_loop_calls(ctx) if loop_call.callee.path is None]
         # Batches padded to each batch's longest element have a new shape per batch: XLA would
         # compile the step again for each length.
-        varying_batches = None  # computed on the first train step: it may read sibling modules
+        varying_batches: bool | None = None  # computed on the first train step: it may read sibling modules
         if any(q.startswith(EXTENSION_LIBRARIES) for q in facts.imports.bindings.values()):
             return  # models built on tfa / tfp layers: whether XLA compiles their ops is unknown
         for fn in facts.tf_functions:
@@ -151,28 +156,27 @@ class JitCandidate(Rule):
                 f"`{name}` is {what} without `jit_compile`: XLA may fuse its ops - try "
                 f"`jit_compile=True` and benchmark it (XLA can also be slower)",
                 label="XLA candidate?",
-                fix_title=None if profile.unsure else "Add jit_compile=True (benchmark it)",
+                fix=None if profile.unsure else partial(_add_jit_compile, ctx, fn),
+                fix_title=None if profile.unsure else _FIX_TITLE,
                 fix_applicability="unsafe",
                 head_only=True,
-                wrapper_line=fn.wrapper.lineno,
-                wrapper_col=fn.wrapper.col_offset,
             )
 
-    def fix(self, ctx, finding):
-        fn = find_tf_function(ctx.facts, finding.data["wrapper_line"], finding.data["wrapper_col"])
-        if fn is None:
-            return None
-        edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
+    """``@tf.function`` -> ``@tf.function(jit_compile=True)``; ``tf.function(step)`` ->
+    ``tf.function(step, jit_compile=True)``."""
+    edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
+    return Fix(_FIX_TITLE, (edit,)) if edit else None
 
 
-def _in_exported_module(facts, fn) -> bool:
+def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:
     """A method of a ``tf.Module``: an exported signature (SavedModel, TFLite), not a hot loop."""
     cls = fn.owner_class
     return cls is not None and any(facts.qualname(base) == "tensorflow.Module" for base in cls.bases)
 
 
-def _in_keras_class(facts, fn) -> bool:
+def _in_keras_class(facts: ModuleFacts, fn: TFFunction) -> bool:
     cls = fn.owner_class
     return cls is not None and any((facts.qualname(base) or "").startswith("keras.") for base in cls.bases)
 

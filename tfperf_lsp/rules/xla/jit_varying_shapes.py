@@ -1,10 +1,13 @@
 """TFP504: a jit-compiled tf.function fed tensors whose shape changes every loop iteration."""
 from __future__ import annotations
 
+from typing import Iterator
+
 from tfperf_lsp.analysis.shapes import varying_shape
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import eager_loop_calls, function_label
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.xla._common import is_jit_compiled
 
 
@@ -78,7 +81,7 @@ class JitVaryingShapes(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in eager_loop_calls(ctx):
             fn = site.callee.fn
             if not is_jit_compiled(fn):

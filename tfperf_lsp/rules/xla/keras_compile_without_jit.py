@@ -2,18 +2,22 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, Sequence
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis import environment
-from tfperf_lsp.analysis.facts import FunctionNode, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import creates_model
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.config import Settings
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import call_at, call_key
+from tfperf_lsp.rules.context import RuleContext
 
 _SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
+_FIX_TITLE = "Add jit_compile=True (benchmark it)"
 
 
 class KerasCompileWithoutJit(Rule):
@@ -78,7 +82,7 @@ class KerasCompileWithoutJit(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if ".compile(" not in ctx.source.text:
             return
         facts = ctx.facts
@@ -104,23 +108,23 @@ class KerasCompileWithoutJit(Rule):
                 f"`{func.value.id}.compile()` runs without XLA on Keras 2: try `jit_compile=True` "
                 f"and benchmark it",
                 label="try jit_compile=True?",
-                fix_title="Add jit_compile=True (benchmark it)",
+                fix=partial(_add_jit_compile, ctx, call),
+                fix_title=_FIX_TITLE,
                 fix_applicability="unsafe",
                 head_only=True,
-                **call_key(call),
             )
 
-    def fix(self, ctx, finding):
-        call = call_at(ctx.facts, finding.data)
-        if call is None:
-            return None
-        edit = replace_in_statement(
-            ctx.source, ctx.facts.statement_of(call), call, cst.Call, lambda c: with_keyword(c, "jit_compile", "True")
-        )
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+def _add_jit_compile(ctx: RuleContext, call: ast.Call) -> Fix | None:
+    """``model.compile(optimizer="adam", loss="mse")`` ->
+    ``model.compile(optimizer="adam", loss="mse", jit_compile=True)``."""
+    edit = replace_in_statement(
+        ctx.source, ctx.facts.statement_of(call), call, cst.Call, lambda c: with_keyword(c, "jit_compile", "True")
+    )
+    return Fix(_FIX_TITLE, (edit,)) if edit else None
 
 
-def _keras_major(settings, source: str) -> int | None:
+def _keras_major(settings: Settings, source: str) -> int | None:
     """The Keras major version behind a model built from ``source`` (an import spelling)."""
     if source == "tf_keras":
         return 2
@@ -142,17 +146,17 @@ def _source_of(raw: str | None) -> str | None:
     return None
 
 
-def _receiver_source(facts, name: ast.Name, at: ast.AST) -> str | None:
+def _receiver_source(facts: ModuleFacts, name: ast.Name, at: ast.AST) -> str | None:
     """Which Keras built the model ``name`` holds: every assignment must agree."""
     scope = facts.enclosing_function(at)
-    candidates = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
+    candidates: Sequence[ast.AST] = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
     if not candidates:
         candidates = facts.module_assignments.get(name.id, [])
     sources = {_model_source(facts, c.value) if isinstance(c, ast.Assign) else None for c in candidates}
     return sources.pop() if len(sources) == 1 else None
 
 
-def _model_source(facts, expr: ast.AST, depth: int = 0) -> str | None:
+def _model_source(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> str | None:
     if not isinstance(expr, ast.Call) or depth > 3:
         return None
     raw = facts.imports.raw_qualname(expr.func)
@@ -191,7 +195,7 @@ _SEQUENCE_LAYERS = {"LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "TextVec
                     "ConvLSTM2D", "KerasLayer", "StringLookup"}
 
 
-def _sequence_models(facts) -> bool:
+def _sequence_models(facts: ModuleFacts) -> bool:
     for call in facts.calls:
         qualname = facts.qualname(call.func) or ""
         if (qualname.startswith(("keras.layers.", "tensorflow_hub.")) and qualname.rsplit(".", 1)[-1] in _SEQUENCE_LAYERS):

@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
+from tfperf_lsp.analysis.astutil import keyword
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.models import creates_model
-from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.xla._common import call_at, call_key, imported_before, leading_imports_end
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.xla._common import imported_before, leading_imports_end
 
 SET_JIT = "tensorflow.config.optimizer.set_jit"
+_FIX_TITLE = "Move set_jit to program start"
 
 
 class SetJitLate(Rule):
@@ -77,7 +83,7 @@ class SetJitLate(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "set_jit" not in ctx.source.text:
             return
         set_jits = calls_named(ctx, (SET_JIT,))
@@ -95,36 +101,42 @@ class SetJitLate(Rule):
                 f"models and functions that already exist "
                 f"keep running without XLA auto-clustering - call it at program start",
                 label="set_jit too late",
-                fix_title="Move set_jit to program start" if movable else None,
+                fix=partial(_move_to_start, ctx, call) if movable else None,
+                fix_title=_FIX_TITLE if movable else None,
                 fix_applicability="unsafe",
-                **call_key(call),
             )
 
-    def fix(self, ctx, finding):
-        call = call_at(ctx.facts, finding.data)
-        if call is None:
-            return None
-        stmt = ctx.facts.statement_of(call)
-        first, last = stmt.lineno - 1, stmt.end_lineno - 1
-        moved = "\n".join(ctx.source.lines[first : last + 1]) + "\n"
-        insert = leading_imports_end(ctx.facts.tree)
-        return Fix(
-            finding.fix_title,
-            (
-                Edit(Span(Pos(insert, 0), Pos(insert, 0)), moved),
-                Edit(Span(Pos(first, 0), Pos(last + 1, 0)), ""),
-            ),
-        )
+
+def _move_to_start(ctx: RuleContext, call: ast.Call) -> Fix:
+    """``import tf; model = ...; tf.config.optimizer.set_jit(True)`` ->
+    ``import tf; tf.config.optimizer.set_jit(True); model = ...``: the statement (with its
+    trailing comment) moves to just after the leading imports."""
+    stmt = ctx.facts.statement_of(call)
+    first, last = stmt.lineno - 1, _end_line(stmt) - 1
+    moved = "\n".join(ctx.source.lines[first : last + 1]) + "\n"
+    insert = leading_imports_end(ctx.facts.tree)
+    return Fix(
+        _FIX_TITLE,
+        (
+            Edit(Span(Pos(insert, 0), Pos(insert, 0)), moved),
+            Edit(Span(Pos(first, 0), Pos(last + 1, 0)), ""),
+        ),
+    )
+
+
+def _end_line(stmt: ast.stmt) -> int:
+    """The 1-based last line of ``stmt`` (always set on parsed nodes)."""
+    return stmt.lineno if stmt.end_lineno is None else stmt.end_lineno
 
 
 def _enables(call: ast.Call) -> bool:
-    value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "enabled"), None)
+    value = call.args[0] if call.args else keyword(call, "enabled")
     if not isinstance(value, ast.Constant):
         return False
     return value.value is True or value.value == "autoclustering"
 
 
-def _earlier_work(ctx, call: ast.Call) -> str | None:
+def _earlier_work(ctx: RuleContext, call: ast.Call) -> str | None:
     """What ran before ``call``: a model/layer construction or a tf.function call (a description)."""
     facts = ctx.facts
     fn = facts.enclosing_function(call)
@@ -148,7 +160,7 @@ def _earlier_work(ctx, call: ast.Call) -> str | None:
     return None
 
 
-def _work(facts, call: ast.Call) -> str | None:
+def _work(facts: ModuleFacts, call: ast.Call) -> str | None:
     qualname = facts.qualname(call.func) or ""
     if qualname.startswith(("keras.layers.", "keras.applications.")) or creates_model(facts, call):
         return f"`{_name(call)}` (line {call.lineno})"
@@ -162,7 +174,7 @@ def _name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "call")
 
 
-def _movable(ctx, call: ast.Call, set_jits: list[ast.Call]) -> bool:
+def _movable(ctx: RuleContext, call: ast.Call, set_jits: list[ast.Call]) -> bool:
     facts = ctx.facts
     stmt = facts.statement_of(call)
     if facts.parent(stmt) is not facts.tree or not (isinstance(stmt, ast.Expr) and stmt.value is call):
@@ -175,7 +187,7 @@ def _movable(ctx, call: ast.Call, set_jits: list[ast.Call]) -> bool:
         root = root.value
     if not (isinstance(root, ast.Name) and imported_before(facts, root.id, insert)):
         return False
-    first, last = stmt.lineno - 1, stmt.end_lineno - 1
+    first, last = stmt.lineno - 1, _end_line(stmt) - 1
     source = ctx.source
     if source.line(first)[: stmt.col_offset].strip() or source.line(last)[stmt.end_col_offset :].strip().startswith(";"):
         return False  # shares its line with another statement
