@@ -162,7 +162,7 @@ def _collect_then_concat(ctx: RuleContext, loop: ast.For | ast.While, stmt: ast.
     while top > 0 and source.line(top - 1).strip().startswith("#") and source.indent_of(top - 1) == indent:
         top -= 1  # above the comments that introduce the loop
     axis_text = source.segment(axis)
-    axis_arg = f"axis={axis_text}" if any(kw.arg == "axis" for kw in call.keywords) else axis_text
+    axis_arg = f"axis={axis_text}" if keyword(call, "axis") is not None else axis_text
     before = Edit(Span(Pos(top, 0), Pos(top, 0)), f"{indent}{parts} = [{acc}]\n")
     inside = Edit(source.span(stmt), f"{parts}.append({source.segment(piece)})")
     end = L.end_line(loop) - 1
