@@ -1,6 +1,8 @@
 """One regression case per class of mistake found on real code (tensorflow/examples, addons,
 agents; Apache-2.0), a few lines adapted from the real file, which each case names. Each must stay
-silent (or give exactly the findings listed); each miss found there is a positive case."""
+silent (or give exactly the findings listed); each miss found there is a positive case.
+The cases of the graph and vectorize rules (TFP3xx, TFP4xx) are cells of their fixture files
+(tests/rules/fixtures/TFP301.py ...), with the path of the real file as ``path=``."""
 import textwrap
 
 import pytest
@@ -29,65 +31,6 @@ CASES = [
             ds = tf.data.Dataset.from_tensors(experience).repeat()
             return ds.map(lambda x: tf.random.shuffle(x))
         """, [], id="TFP701-test-helper-module"),
-    pytest.param(  # tensorflow/addons tensorflow_addons/layers/spatial_pyramid_pooling.py
-        "spatial_pyramid_pooling.py",
-        """
-        import tensorflow as tf
-
-        class SpatialPyramidPooling2D(tf.keras.layers.Layer):
-            def compute_output_shape(self, input_shape):
-                pooled_shape = 0
-                for bin in self.bins:
-                    pooled_shape += tf.reduce_prod(bin)
-                return tf.TensorShape([input_shape[0], pooled_shape, input_shape[-1]])
-        """, [], id="TFP402-compute-output-shape-runs-once"),
-    # ---------------------------------------------------------------- 'called repeatedly' guessed wrong
-    pytest.param(  # tensorflow/examples lite/examples/recommendation/ml/data/example_generation_movielens.py
-        "example_generation_movielens.py",
-        """
-        import tensorflow as tf
-
-        def generate_movie_genres(movie):
-            genres = [tf.compat.as_bytes(g) for g in movie["genres"]]
-            genres = [tf.compat.as_bytes(g.lower()) for g in genres]
-            return genres
-
-        def generate_examples(movies):
-            return [generate_movie_genres(m) for m in movies]
-        """, [], id="TFP303-not-tensorflow-ops"),
-    pytest.param(  # tensorflow/addons tensorflow_addons/image/color_ops.py (a library function)
-        "tensorflow_addons/image/color_ops.py",
-        """
-        import tensorflow as tf
-
-        def _scale_channel(image, channel):
-            image = tf.cast(image[:, :, channel], tf.int32)
-            histo = tf.histogram_fixed_width(image, [0, 255], nbins=256)
-            nonzero = tf.where(tf.not_equal(histo, 0))
-            step = (tf.reduce_sum(histo) - tf.reduce_sum(tf.gather(histo, nonzero[-1]))) // 255
-            lut = (tf.cumsum(histo) + (step // 2)) // tf.maximum(step, 1)
-            return tf.cast(tf.gather(tf.clip_by_value(lut, 0, 255), image), tf.uint8)
-
-        def equalize_image(image):
-            return tf.stack([_scale_channel(image, c) for c in range(image.shape[-1])], -1)
-        """, [], id="TFP303-library-function-short-loop"),
-    pytest.param(  # a Keras functional builder (tensorflow/examples efficientdet efficientdet_arch.py style)
-        "efficientdet_arch.py",
-        """
-        import tensorflow as tf
-
-        def box_net(images, level_size):
-            inputs = tf.keras.Input(shape=(None, None, 3))
-            x = inputs
-            for i in range(level_size):
-                x = tf.keras.layers.Conv2D(64, 3, padding="same")(x)
-                x = tf.nn.swish(tf.keras.layers.BatchNormalization()(x))
-                x = tf.nn.relu(x) + tf.nn.sigmoid(x) * tf.nn.tanh(x)
-            return tf.keras.Model(inputs, x)
-
-        for level in range(8):
-            box_net(None, level)
-        """, [], id="TFP303-keras-functional-builder"),
     # ---------------------------------------------------------------- correct idioms
     pytest.param(  # tensorflow/examples model_maker core/task/model_spec/text_spec.py
         "text_spec.py",
@@ -109,15 +52,6 @@ CASES = [
         else:
             from tensorflow.python.keras.engine.keras_tensor import KerasTensor
         """, [], id="TFP804-version-gated-fallback"),
-    pytest.param(  # tensorflow/agents tf_agents/bandits/agents/exp3_agent.py
-        "exp3_agent.py",
-        """
-        import tensorflow as tf
-
-        def selective_sum(values, partitions, num_partitions):
-            partitioned_values = tf.dynamic_partition(values, partitions, num_partitions)
-            return tf.stack([tf.reduce_sum(partition) for partition in partitioned_values])
-        """, [], id="TFP403-dynamic-partition-pieces"),
     pytest.param(  # a loop that builds a returned Python list inside a tf.function
         "pyramid.py",
         """
@@ -146,74 +80,6 @@ CASES = [
         for x, y in ds:
             train_step(x, y)
         """, ["TFP103"], id="TFP501-padded-batches-and-TFP103-retraces-per-length"),
-    # ---------------------------------------------------------------- seen on other repositories (yolov3-tf2, yolov4, tutorials)
-    pytest.param(  # a main() that builds a functional model, then trains it eagerly (hunglc007/tensorflow-yolov4-tflite train.py)
-        "train.py",
-        """
-        import tensorflow as tf
-
-        def main():
-            inputs = tf.keras.Input([416, 416, 3])
-            model = tf.keras.Model(inputs, tf.keras.layers.Conv2D(8, 3)(inputs))
-            optimizer = tf.keras.optimizers.Adam()
-            for epoch in range(10):
-                for image, target in dataset:
-                    with tf.GradientTape() as tape:
-                        loss = tf.reduce_mean(tf.square(model(image, training=True) - target))
-                    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-
-        main()
-        """, ["TFP301"], id="builder-and-trainer-is-not-a-builder"),
-    pytest.param(  # two tapes in one with statement (a GAN step): one finding
-        "gan.py",
-        """
-        import tensorflow as tf
-
-        for images in dataset:
-            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
-                fake = generator(noise, training=True)
-                gen_loss, disc_loss = losses(discriminator(images), discriminator(fake))
-            g_opt.apply_gradients(zip(gen_tape.gradient(gen_loss, gv), gv))
-            d_opt.apply_gradients(zip(disc_tape.gradient(disc_loss, dv), dv))
-        """, ["TFP301"], id="TFP301-one-finding-per-step"),
-    pytest.param(  # yolov3-tf2 train.py: an eager debugging branch beside fit()
-        "train.py",
-        """
-        import tensorflow as tf
-
-        if FLAGS.mode == "eager_tf":
-            for epoch in range(10):
-                for images, labels in train_dataset:
-                    with tf.GradientTape() as tape:
-                        loss = loss_fn(labels, model(images, training=True))
-                    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        else:
-            model.fit(train_dataset, epochs=10)
-        """, [], id="TFP301-deliberately-eager-branch"),
-    pytest.param(  # a periodic eager model call, and one per epoch beside the step loop
-        "sample.py",
-        """
-        import tensorflow as tf
-
-        model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
-        for epoch in range(100):
-            for step, batch in enumerate(dataset):
-                train_step(batch)
-                if step % 100 == 0:
-                    preview = model(batch)
-            epoch_preview = model(seed)
-        """, [], id="TFP302-periodic-and-per-epoch"),
-    pytest.param(  # printing the loss of an eager step costs nothing more
-        "eager_loop.py",
-        """
-        import tensorflow as tf
-
-        for step, (x, y) in enumerate(dataset):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x) - y))
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            print(float(loss))
-        """, ["TFP301"], id="TFP405-host-sync-after-an-eager-step"),
     # ---------------------------------------------------------------- cost that does not matter
     pytest.param(  # tensorflow/agents tf_agents/replay_buffers/episodic_replay_buffer.py
         "episodic_replay_buffer.py",
@@ -234,19 +100,6 @@ CASES = [
             return dataset
         """, [], id="TFP702-TFP703-library-loader"),
     # ---------------------------------------------------------------- misses, now found
-    pytest.param(  # the step written in main()'s loop
-        "train.py",
-        """
-        import tensorflow as tf
-
-        def main():
-            for x, y in dataset:
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(y, model(x, training=True))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-
-        main()
-        """, ["TFP301"], id="miss-TFP301-step-inline-in-main"),
     pytest.param(  # tensorflow/examples tensorflow_examples/profiling/imagenet_preprocessing_ineffecient_input_pipeline.py
         "imagenet_preprocessing_ineffecient_input_pipeline.py",
         """

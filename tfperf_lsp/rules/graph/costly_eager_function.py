@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, cast
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.hotness import HotCode
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (
-    decorator_edit,
-    graph_blockers,
-    has_python_loop_with_tf_ops,
-    hot_calls,
-    tf_alias,
-    tf_op_count,
-)
+from tfperf_lsp.rules.common import graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.graph.eager_train_step import decorate_with_tf_function
 
 MANY_OPS = 6  # TF calls in the body; below this, dispatch overhead rarely matters
 _TAPE = "tensorflow.GradientTape"
@@ -106,9 +105,9 @@ class CostlyEagerFunction(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        sites: dict[str, ast.AST] = {}
+        sites: dict[str, int] = {}  # name -> line of its first repeated call
         hot = ctx.hot
         module_defs = {fn.name for fn in facts.functions if facts.scope_of(fn) is None}
         for call in hot_calls(ctx):
@@ -119,7 +118,7 @@ class CostlyEagerFunction(Rule):
                 continue  # a short loop, or a library function whose callers may run it in a graph
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it
-            sites.setdefault(call.name, call.node)
+            sites.setdefault(call.name, cast(ast.expr, call.node).lineno)  # a Call or a timeit string
         for fn in facts.functions:
             if fn.name not in sites or facts.scope_of(fn) is not None:
                 continue
@@ -136,22 +135,17 @@ class CostlyEagerFunction(Rule):
             wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
             yield self.finding(
                 ctx, fn,
-                f"`{fn.name}` runs eagerly, op by op, each time it is called (line {sites[fn.name].lineno}): "
+                f"`{fn.name}` runs eagerly, op by op, each time it is called (line {sites[fn.name]}): "
                 f"as a `tf.function` it would run as one graph",
                 label="eager, called repeatedly",
                 head_only=True,
+                fix=None if wrapped_elsewhere else partial(decorate_with_tf_function, ctx, fn),
                 fix_title=None if wrapped_elsewhere else "Decorate with @tf.function",
                 fix_applicability="unsafe",
-                def_line=fn.lineno,
             )
 
-    def fix(self, ctx, finding):
-        fn = next(f for f in ctx.facts.functions if f.lineno == finding.data["def_line"])
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        return Fix(finding.fix_title, (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
 
-
-def _has_tape(facts, fn: ast.AST) -> bool:
+def _has_tape(facts: ModuleFacts, fn: ast.AST) -> bool:
     return any(
         isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call) and facts.qualname(n.context_expr.func) == _TAPE
         for n in ast.walk(fn)
@@ -167,7 +161,7 @@ _NOT_OPS = ("tensorflow.compat.as_", "tensorflow.io.gfile.", "tensorflow.compat.
             "tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.cast", "tensorflow.identity")
 
 
-def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
+def _runs_tensorflow_ops(facts: ModuleFacts, fn: ast.AST) -> bool:
     """At least a few calls that are TensorFlow ops (not string, file or structure utilities)."""
     ops = 0
     for node in ast.walk(fn):
@@ -178,7 +172,7 @@ def _runs_tensorflow_ops(facts, fn: ast.AST) -> bool:
     return ops >= 2
 
 
-def _in_training_step(facts, hot, node: ast.AST) -> bool:
+def _in_training_step(facts: ModuleFacts, hot: HotCode, node: ast.AST) -> bool:
     """Called from a training step: a def that records a tape and applies gradients, or a loop
     body that does (the step TFP301 reports)."""
     fn = facts.enclosing_function(node)

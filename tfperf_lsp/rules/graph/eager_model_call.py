@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.analysis.facts import walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, is_model_name
-from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
 
@@ -85,9 +88,9 @@ class EagerModelCall(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        reported = set()  # one finding per model and loop: ``d(real)``, ``d(fake)`` are one hint
+        reported: set[tuple[str, ast.AST]] = set()  # one finding per model and loop: ``d(real)``, ``d(fake)`` are one hint
         for call in facts.calls:
             func = call.func
             if not isinstance(func, ast.Name) or facts.in_tf_function(call) is not None:
@@ -110,31 +113,34 @@ class EagerModelCall(Rule):
             reported.add((func.id, loops[-1]))
             new_name = f"{func.id}_graph"
             taken = new_name in facts.names
+            title = f"Call {new_name} = tf.function({func.id}) in the loop"
             yield self.finding(
                 ctx, call,
                 f"The model `{func.id}` runs eagerly, layer by layer, on every iteration: call "
                 f"`tf.function({func.id})` instead (one graph, traced once)",
                 label="eager model call",
-                fix_title=None if taken else f"Call {new_name} = tf.function({func.id}) in the loop",
+                fix=None if taken else partial(_call_a_graph, ctx, loops[-1], func.id, title),
+                fix_title=None if taken else title,
                 fix_applicability="unsafe",
-                loop_line=loops[-1].lineno,
-                model=func.id,
             )
 
-    def fix(self, ctx, finding):
-        facts = ctx.facts
-        loop = next(loop for loop in facts.loops if loop.lineno == finding.data["loop_line"] and isinstance(loop, (ast.For, ast.While)))
-        model = finding.data["model"]
-        alias, extra = tf_alias(ctx, loop.lineno - 1)
-        indent = ctx.source.indent_of(loop.lineno - 1)
-        edits = [Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), f"{indent}{model}_graph = {alias}.function({model})\n")]
-        for node in walk_same_scope(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == model and not _under_tape(facts, node):
-                edits.append(Edit(ctx.source.span(node.func), f"{model}_graph"))
-        return Fix(finding.fix_title, (*edits, *extra))
+
+def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str) -> Fix | None:
+    """``for x in xs: net(x)`` -> ``net_graph = tf.function(net)`` before the loop and
+    ``for x in xs: net_graph(x)`` (every eager call of the model in the loop, not under a tape)."""
+    if not isinstance(loop, (ast.For, ast.While)):
+        return None  # a comprehension or an ``async for``: no line to put the wrapper on
+    facts = ctx.facts
+    alias, extra = tf_alias(ctx, loop.lineno - 1)
+    indent = ctx.source.indent_of(loop.lineno - 1)
+    edits = [Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), f"{indent}{model}_graph = {alias}.function({model})\n")]
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == model and not _under_tape(facts, node):
+            edits.append(Edit(ctx.source.span(node.func), f"{model}_graph"))
+    return Fix(title, (*edits, *extra))
 
 
-def _under_tape(facts, node: ast.AST) -> bool:
+def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:
     for ancestor in facts.ancestors(node):
         if isinstance(ancestor, (ast.With, ast.AsyncWith)):
             if any(isinstance(i.context_expr, ast.Call) and facts.qualname(i.context_expr.func) == _TAPE for i in ancestor.items):

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.analysis.facts import walk_same_scope
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias
 from tfperf_lsp.rules.context import RuleContext
@@ -109,7 +111,7 @@ class EagerTrainStep(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         hot_names = {call.name for call in hot_calls(ctx)}
         for fn in sorted(_defs_with_steps(ctx), key=lambda f: f.lineno):
@@ -128,16 +130,16 @@ class EagerTrainStep(Rule):
                 ctx, fn, message,
                 label="eager train step",
                 head_only=True,
+                fix=None if blockers else partial(decorate_with_tf_function, ctx, fn),
                 fix_title=None if blockers else "Decorate with @tf.function",
                 fix_applicability="unsafe",
-                def_line=fn.lineno,
             )
         yield from self._inline_steps(ctx)
 
-    def _inline_steps(self, ctx):
+    def _inline_steps(self, ctx: RuleContext) -> Iterator[Finding]:
         """The step written directly in a loop body, not in a function."""
         facts = ctx.facts
-        reported = set()  # one finding per step: ``with tf.GradientTape() as g, tf.GradientTape() as d:``
+        reported: set[ast.AST] = set()  # one finding per step: ``with tf.GradientTape() as g, tf.GradientTape() as d:``
         for item in _tape_items(facts):
             call = item.context_expr
             if facts.parent(item) in reported:
@@ -147,6 +149,8 @@ class EagerTrainStep(Rule):
             ):
                 continue
             with_stmt = facts.parent(item)
+            if not isinstance(with_stmt, (ast.With, ast.AsyncWith)):
+                continue  # never: a withitem is part of a with statement
             loops = facts.enclosing_loops(with_stmt)
             if not loops or not _updates_in(facts, loops[0]):
                 continue
@@ -160,32 +164,35 @@ class EagerTrainStep(Rule):
                 label="eager train step",
             )
 
-    def fix(self, ctx, finding):
-        fn = next(f for f in ctx.facts.functions if f.lineno == finding.data["def_line"])
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        return Fix(finding.fix_title, (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
 
 
-def _tape_items(facts) -> list[ast.withitem]:
+def decorate_with_tf_function(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Fix:
+    """``def step(x): ...`` -> ``@tf.function`` above it (and above its other decorators); the
+    import of TensorFlow too if the file has none above. TFP303 uses it as well."""
+    alias, extra = tf_alias(ctx, fn.lineno - 1)
+    return Fix("Decorate with @tf.function", (decorator_edit(ctx, fn, f"{alias}.function"), *extra))
+
+
+def _tape_items(facts: ModuleFacts) -> list[ast.withitem]:
     return [
         item for item in facts.with_items
         if isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == _TAPE
     ]
 
 
-def _updates_in(facts, scope: ast.AST) -> bool:
+def _updates_in(facts: ModuleFacts, scope: ast.AST) -> bool:
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _UPDATES
         for node in walk_same_scope(scope)
     )
 
 
-def _defs_with_steps(ctx: RuleContext) -> set[ast.AST]:
+def _defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Defs that open a GradientTape and apply an optimizer update (once per analysis)."""
     return ctx.derived(_find_defs_with_steps)
 
 
-def _find_defs_with_steps(ctx: RuleContext) -> set[ast.AST]:
+def _find_defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
     facts = ctx.facts
     # A def whose tape sits inside its own loop is a training *loop* (``main()`` with the
     # step written in its ``for`` body): its step is reported inline, not the def.
@@ -194,12 +201,12 @@ def _find_defs_with_steps(ctx: RuleContext) -> set[ast.AST]:
     return {fn for fn in candidates if fn is not None and _updates_in(facts, fn)}
 
 
-def _in_own_loop(facts, node) -> bool:
+def _in_own_loop(facts: ModuleFacts, node: ast.AST) -> bool:
     """``node`` is inside a loop of its own function (not only a loop around a call of it)."""
     return bool(facts.enclosing_loops(node))
 
 
-def _deliberately_eager(facts, node) -> bool:
+def _deliberately_eager(facts: ModuleFacts, node: ast.AST) -> bool:
     """Inside an ``if`` that chooses eager execution on purpose (``if FLAGS.mode == "eager_tf":``,
     ``if run_eagerly:``): a debugging path beside a graph one."""
     for ancestor in facts.ancestors(node):

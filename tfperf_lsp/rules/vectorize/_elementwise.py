@@ -4,6 +4,9 @@ candidate), or unknown (silent)."""
 from __future__ import annotations
 
 import ast
+from typing import Callable, Sequence
+
+from tfperf_lsp.analysis.facts import ModuleFacts
 
 ELEMENTWISE = {
     f"tensorflow.{name}" for name in (
@@ -33,13 +36,13 @@ def _number(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _dtype(facts, node: ast.AST) -> bool:
+def _dtype(facts: ModuleFacts, node: ast.AST) -> bool:
     qualname = facts.qualname(node) or ""
     return qualname.startswith("tensorflow.") and qualname.rsplit(".", 1)[-1] in (
         "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16")
 
 
-def is_elementwise(facts, expr: ast.AST, is_param, tensors: bool = False) -> bool:
+def is_elementwise(facts: ModuleFacts, expr: ast.AST, is_param: Callable[[ast.AST], bool], tensors: bool = False) -> bool:
     """``expr`` depends on the item (``is_param(node)``) only through elementwise ops with literal numbers.
 
     Operands other than ``param`` must be number literals (or dtypes): an invariant tensor could
@@ -69,8 +72,9 @@ def is_elementwise(facts, expr: ast.AST, is_param, tensors: bool = False) -> boo
     return False
 
 
-def elementwise_function(facts, fn: ast.AST, at: ast.AST) -> tuple[str, ast.AST] | None:
+def elementwise_function(facts: ModuleFacts, fn: ast.AST, at: ast.AST) -> tuple[str, ast.expr] | None:
     """(parameter, body expression) when ``fn`` is an elementwise lambda or one-line def."""
+    body: ast.expr | None
     if isinstance(fn, ast.Lambda):
         params = fn.args
         body = fn.body
@@ -85,12 +89,12 @@ def elementwise_function(facts, fn: ast.AST, at: ast.AST) -> tuple[str, ast.AST]
     return (param, body) if is_elementwise(facts, body, lambda n: isinstance(n, ast.Name) and n.id == param) else None
 
 
-def vectorizable(facts, fn: ast.AST, at: ast.AST, depth: int = 0) -> bool:
+def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -> bool:
     """A lambda or local def built only from TensorFlow ops and arithmetic, none of them a blocker."""
     if depth > 2:
         return False
     if isinstance(fn, ast.Lambda):
-        body = [fn.body]
+        body: Sequence[ast.AST] = [fn.body]
     elif isinstance(fn, ast.Name):
         target = facts.resolve_def(fn, at)
         if target is None or target.decorator_list:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-
-from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
+from typing import Sequence
 
 from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode
 from tfperf_lsp.analysis.source import SourceText
@@ -114,7 +113,13 @@ def covers_axis(facts: ModuleFacts, it: Iteration, tensor: str, at: ast.stmt) ->
 
 
 def loop_is_plain(loop: ast.AST) -> bool:
-    return isinstance(loop, ast.For) and not loop.orelse
+    """A ``for`` loop without ``else`` (see ``plain_for``)."""
+    return plain_for(loop) is not None
+
+
+def plain_for(loop: ast.AST) -> ast.For | None:
+    """``loop`` if it is a ``for`` loop without ``else``."""
+    return loop if isinstance(loop, ast.For) and not loop.orelse else None
 
 
 # --------------------------------------------------------------------------- what a name holds
@@ -134,6 +139,7 @@ def tensor_info(facts: ModuleFacts, name: str, at: ast.stmt, strict: bool = Fals
     if "." in name or (strict and facts.enclosing_loops(at)):
         return None
     scope = facts.scope_of(at)
+    assignments: Sequence[ast.AST]
     if scope is None:
         assignments = facts.module_assignments.get(name, [])
     elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -143,7 +149,7 @@ def tensor_info(facts: ModuleFacts, name: str, at: ast.stmt, strict: bool = Fals
     else:
         return None
     # comprehension targets (no lineno) are local to the comprehension: not this name's binding
-    before = [a for a in assignments if getattr(a, "lineno", None) is not None and a.lineno < at.lineno]
+    before = [a for a in assignments if isinstance(a, (ast.stmt, ast.expr)) and a.lineno < at.lineno]
     if not before:
         return None
     last = max(before, key=lambda a: (a.lineno, a.col_offset))
@@ -166,15 +172,15 @@ def _constructed(facts: ModuleFacts, value: ast.AST, depth: int) -> TensorInfo |
     shape_expr = value.args[0] if value.args else keyword(value, "shape") or keyword(value, "size")
     shape = None
     if isinstance(shape_expr, (ast.List, ast.Tuple)):
-        dims = [int_literal(e) for e in shape_expr.elts]
-        shape = tuple(dims) if all(d is not None for d in dims) else None
+        dims = [d for d in (int_literal(e) for e in shape_expr.elts) if d is not None]
+        shape = tuple(dims) if len(dims) == len(shape_expr.elts) else None
     dtype_expr = keyword(value, "dtype")
     dtype = dtype_name(facts, dtype_expr) if dtype_expr is not None else _SHAPED_CONSTRUCTORS[qualname]
     return TensorInfo(shape, dtype)
 
 
 def dtype_name(facts: ModuleFacts, expr: ast.AST | None) -> str | None:
-    if isinstance(expr, ast.Constant) and expr.value in _DTYPE_NAMES:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str) and expr.value in _DTYPE_NAMES:
         return expr.value
     qualname = facts.qualname(expr) if expr is not None else None
     if qualname:
@@ -185,7 +191,7 @@ def dtype_name(facts: ModuleFacts, expr: ast.AST | None) -> str | None:
 
 
 # --------------------------------------------------------------------------- statements
-def siblings(facts: ModuleFacts, stmt: ast.stmt) -> tuple[list[ast.stmt], int] | None:
+def siblings(facts: ModuleFacts, stmt: ast.AST) -> tuple[list[ast.stmt], int] | None:
     """The statement list holding ``stmt`` and its index there."""
     parent = facts.parent(stmt)
     for field in ("body", "orelse", "finalbody"):
@@ -197,7 +203,7 @@ def siblings(facts: ModuleFacts, stmt: ast.stmt) -> tuple[list[ast.stmt], int] |
     return None
 
 
-def neighbour(facts: ModuleFacts, stmt: ast.stmt, offset: int) -> ast.stmt | None:
+def neighbour(facts: ModuleFacts, stmt: ast.AST, offset: int) -> ast.stmt | None:
     found = siblings(facts, stmt)
     if found is None:
         return None
@@ -206,7 +212,7 @@ def neighbour(facts: ModuleFacts, stmt: ast.stmt, offset: int) -> ast.stmt | Non
     return block[index] if 0 <= index < len(block) else None
 
 
-def names_read_after(facts: ModuleFacts, source: SourceText, region: list[ast.stmt], names: set[str]) -> set[str]:
+def names_read_after(facts: ModuleFacts, source: SourceText, region: Sequence[ast.stmt], names: set[str]) -> set[str]:
     """Which of ``names`` may be read once the statements ``region`` (consecutive, to be
     replaced) have run, in their scope; conservative.
 
@@ -263,7 +269,7 @@ def _loop_text(facts: ModuleFacts, last: ast.stmt, source: SourceText) -> str:
     return source.segment(loops[-1]) if loops else ""
 
 
-def _reads(node: ast.AST, name: str, skip: list[ast.AST] = ()) -> bool:
+def _reads(node: ast.AST, name: str, skip: Sequence[ast.AST] = ()) -> bool:
     """``name`` loaded (or declared global) anywhere in ``node``, nested scopes included,
     except inside the ``skip`` subtrees."""
     stack = [node]
@@ -303,9 +309,14 @@ def statements_alone(source: SourceText, first: ast.stmt, last: ast.stmt, prev: 
     """``first``..``last`` occupy whole lines: no other statement shares their first/last line."""
     if source.indent_of(first.lineno - 1) != source.line(first.lineno - 1)[: first.col_offset]:
         return False
-    if prev is not None and prev.end_lineno >= first.lineno:
+    if prev is not None and end_line(prev) >= first.lineno:
         return False
-    return nxt is None or nxt.lineno > last.end_lineno
+    return nxt is None or nxt.lineno > end_line(last)
+
+
+def end_line(stmt: ast.stmt) -> int:
+    """The last line of ``stmt`` (1-based; parsed nodes always have one)."""
+    return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno
 
 
 def replace_statements(source: SourceText, first: ast.stmt, last: ast.stmt, new_code: str) -> Edit | None:
@@ -313,7 +324,9 @@ def replace_statements(source: SourceText, first: ast.stmt, last: ast.stmt, new_
 
     LibCST parses just those lines (dedented) to find the comments, whatever their position.
     """
-    start, end = first.lineno - 1, last.end_lineno - 1
+    import libcst as cst  # only when a fix is built
+
+    start, end = first.lineno - 1, end_line(last) - 1
     indent = source.indent_of(start)
     lines = source.lines[start : end + 1]
     if any(line.strip() and not line.startswith(indent) for line in lines):
@@ -337,12 +350,14 @@ def replace_statements(source: SourceText, first: ast.stmt, last: ast.stmt, new_
 # --------------------------------------------------------------------------- stacking after a loop
 @dataclass
 class Stack:
+    stmt: ast.Assign | ast.Return  # the statement that stacks the list
     target: str | None  # assigned name; None for ``return tf.stack(...)``
     problems: list[str]
 
 
-def stack_of(facts, stmt, listname) -> Stack | None:
+def stack_of(facts: ModuleFacts, stmt: ast.stmt | None, listname: str) -> Stack | None:
     """``X = tf.stack(C, ...)`` or ``return tf.stack(C, ...)`` right after the loop."""
+    call: ast.expr | None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         call, target = stmt.value, stmt.targets[0].id
     elif isinstance(stmt, ast.Return):
@@ -354,10 +369,10 @@ def stack_of(facts, stmt, listname) -> Stack | None:
     values = call.args[0] if call.args else keyword(call, "values")
     if not (isinstance(values, ast.Name) and values.id == listname):
         return None
-    return Stack(target, stack_problems(call, values))
+    return Stack(stmt, target, stack_problems(call, values))
 
 
-def stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
+def stack_problems(call: ast.Call, values: ast.expr) -> list[str]:
     axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
     if axis is not None and int_literal(axis) != 0:
         return ["the items are stacked on another axis than 0"]
@@ -368,24 +383,26 @@ def stack_problems(call: ast.Call, values: ast.AST) -> list[str]:
 
 
 # --------------------------------------------------------------------------- collect-then-stack loops
-def appended(loop: ast.AST) -> tuple[str, ast.expr] | None:
-    """``(name, value)`` when the loop body is the single statement ``name.append(value)``."""
-    if not loop_is_plain(loop) or len(loop.body) != 1 or not isinstance(loop.body[0], ast.Expr):
+def appended(loop: ast.AST) -> tuple[ast.For, str, ast.expr] | None:
+    """``(loop, name, value)`` when ``loop`` is a ``for`` loop whose body is the single statement
+    ``name.append(value)``."""
+    plain = plain_for(loop)
+    if plain is None or len(plain.body) != 1 or not isinstance(plain.body[0], ast.Expr):
         return None
-    call = loop.body[0].value
+    call = plain.body[0].value
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
             and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords):
         return None
-    return call.func.value.id, call.args[0]
+    return plain, call.func.value.id, call.args[0]
 
 
-def collector_problems(facts: ModuleFacts, source: SourceText, loop: ast.AST, listname: str, it: Iteration,
+def collector_problems(facts: ModuleFacts, source: SourceText, loop: ast.For, listname: str, it: Iteration,
                        stack: Stack) -> list[str]:
     """Why ``listname = []``, the loop and the ``tf.stack`` after it cannot be replaced by one
     statement: the list is not created empty right before, the statements share lines, or the
     list or the loop variable is read afterwards."""
     init = neighbour(facts, loop, -1)
-    after = neighbour(facts, loop, 1)
+    after = stack.stmt  # right after the loop
     if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
             and init.targets[0].id == listname and isinstance(init.value, ast.List) and not init.value.elts):
         return [f"`{listname}` is not created empty right before the loop"]

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.model import Edit, Fix, Pos, Span, Severity
-from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.vectorize import _loops as L
 from tfperf_lsp.analysis.astutil import int_literal, keyword
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.vectorize import _loops as L
 
 _CONCAT = {"tensorflow.concat"}
 _EXITS = (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await)
@@ -91,7 +95,7 @@ class ConcatInLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             func = call.func
@@ -135,43 +139,39 @@ class ConcatInLoop(Rule):
                 problems.append("the statements share lines with others")
             advice = "collect the pieces in a Python list and `tf.concat` once after the loop" if not graph else \
                 "use a `tf.TensorArray` (`ta.write(i, t)`, then `ta.concat()`)"
+            title = f"Collect the pieces of {acc} in a list, concat once"
             yield self.finding(
                 ctx, loop,
                 f"`{acc}` is grown with `tf.concat` on every iteration, copying everything gathered so far "
                 f"(quadratic): {advice}",
                 label="quadratic concat",
                 head_only=True,
-                fix_title=None if problems else f"Collect the pieces of {acc} in a list, concat once",
-                at=(stmt.lineno, stmt.col_offset),
+                fix=None if problems or axis is None else partial(_collect_then_concat, ctx, loop, stmt, call, acc, piece, axis, title),
+                fix_title=None if problems else title,
             )
 
-    def fix(self, ctx, finding):
-        facts, source = ctx.facts, ctx.source
-        stmt = next((s for s in (facts.parent(c) for c in facts.calls) if isinstance(s, ast.Assign)
-                     and (s.lineno, s.col_offset) == tuple(finding.data["at"])), None)
-        if stmt is None:
-            return None
-        loop = facts.enclosing_loops(stmt)[0]
-        call = stmt.value
-        acc = stmt.targets[0].id
-        piece = call.args[0].elts[1] if call.args else keyword(call, "values").elts[1]
-        axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
-        parts = L.fresh_name(facts, f"{acc}_parts")
-        indent = source.indent_of(loop.lineno - 1)
-        top = loop.lineno - 1
-        while top > 0 and source.line(top - 1).strip().startswith("#") and source.indent_of(top - 1) == indent:
-            top -= 1  # above the comments that introduce the loop
-        axis_text = source.segment(axis)
-        axis_arg = f"axis={axis_text}" if any(kw.arg == "axis" for kw in call.keywords) else axis_text
-        before = Edit(Span(Pos(top, 0), Pos(top, 0)), f"{indent}{parts} = [{acc}]\n")
-        inside = Edit(source.span(stmt), f"{parts}.append({source.segment(piece)})")
-        end = loop.end_lineno - 1
-        after = Edit(Span(Pos(end, len(source.line(end))), Pos(end, len(source.line(end)))),
-                     f"\n{indent}{acc} = {source.segment(call.func)}({parts}, {axis_arg})")
-        return Fix(finding.fix_title, (before, inside, after))
+
+def _collect_then_concat(ctx: RuleContext, loop: ast.For | ast.While, stmt: ast.Assign, call: ast.Call, acc: str,
+                         piece: ast.expr, axis: ast.expr, title: str) -> Fix:
+    """``for t in ts: acc = tf.concat([acc, t], axis=0)`` -> ``acc_parts = [acc]`` before the loop,
+    ``acc_parts.append(t)`` in it and ``acc = tf.concat(acc_parts, axis=0)`` after it."""
+    source = ctx.source
+    parts = L.fresh_name(ctx.facts, f"{acc}_parts")
+    indent = source.indent_of(loop.lineno - 1)
+    top = loop.lineno - 1
+    while top > 0 and source.line(top - 1).strip().startswith("#") and source.indent_of(top - 1) == indent:
+        top -= 1  # above the comments that introduce the loop
+    axis_text = source.segment(axis)
+    axis_arg = f"axis={axis_text}" if keyword(call, "axis") is not None else axis_text
+    before = Edit(Span(Pos(top, 0), Pos(top, 0)), f"{indent}{parts} = [{acc}]\n")
+    inside = Edit(source.span(stmt), f"{parts}.append({source.segment(piece)})")
+    end = L.end_line(loop) - 1
+    after = Edit(Span(Pos(end, len(source.line(end))), Pos(end, len(source.line(end)))),
+                 f"\n{indent}{acc} = {source.segment(call.func)}({parts}, {axis_arg})")
+    return Fix(title, (before, inside, after))
 
 
-def _reads_elsewhere(loop, stmt, acc: str) -> bool:
+def _reads_elsewhere(loop: ast.AST, stmt: ast.stmt, acc: str) -> bool:
     """Whether ``acc`` appears in the loop outside the concat statement."""
     stack = [loop]
     while stack:
@@ -184,15 +184,15 @@ def _reads_elsewhere(loop, stmt, acc: str) -> bool:
     return False
 
 
-def _assigned_in(loop, name: str) -> bool:
+def _assigned_in(loop: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(loop))
 
 
-def _negative(axis) -> bool:
+def _negative(axis: ast.expr | None) -> bool:
     return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and int_literal(axis.operand) is not None
 
 
-def _declared_global(facts, loop, acc: str) -> bool:
+def _declared_global(facts: ModuleFacts, loop: ast.AST, acc: str) -> bool:
     scope = facts.scope_of(loop)
     if scope is None:
         return False

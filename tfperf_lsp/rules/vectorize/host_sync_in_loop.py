@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Iterator
 
-from tfperf_lsp.analysis.facts import target_names, walk_same_scope
-from tfperf_lsp.model import Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 
 _STEP_NAME = re.compile(r"train_step|training_step|train_on_batch|train_batch|update_step", re.IGNORECASE)
 _OPTIMIZER_STEP = {"apply_gradients", "minimize"}
@@ -86,7 +88,7 @@ class HostSyncInLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for loop, outputs in _training_loops(facts).items():
             for node in walk_same_scope(loop):
@@ -109,7 +111,7 @@ class HostSyncInLoop(Rule):
                 )
 
 
-def _training_loops(facts) -> dict[ast.AST, set[str]]:
+def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
     """Loops (in eager code) that run a training step, with the names holding its results."""
     step_defs: set[str] = set()
     direct: set[ast.Call] = set()
@@ -180,7 +182,7 @@ def _output(expr: ast.AST, outputs: set[str]) -> str | None:
     return None
 
 
-def _conditional(facts, node, loop) -> bool:
+def _conditional(facts: ModuleFacts, node: ast.AST, loop: ast.AST) -> bool:
     """Under an ``if``, ``except``, ``and``/``or``... inside the loop: not every step, or control flow."""
     for ancestor in facts.ancestors(node):
         if ancestor is loop:
@@ -190,7 +192,7 @@ def _conditional(facts, node, loop) -> bool:
     return True
 
 
-def _drives_control_flow(facts, node, loop) -> bool:
+def _drives_control_flow(facts: ModuleFacts, node: ast.AST, loop: ast.AST) -> bool:
     """``v = loss.numpy()`` followed by ``if v < tol`` in the same loop."""
     stmt = facts.statement_of(node)
     if not isinstance(stmt, ast.Assign):

@@ -3,15 +3,19 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.astutil import dotted, keyword, keywords_of, root_name
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.vectorize import _loops as L
-from tfperf_lsp.analysis.astutil import dotted, keyword, root_name
 
 _MATMUL = {"tensorflow.matmul", "tensorflow.linalg.matmul"}
 _STACK = "tensorflow.stack"
@@ -101,7 +105,7 @@ class LoopMatmulStack(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for loop in facts.loops:
             found = self._append_loop(ctx, loop)
@@ -115,23 +119,25 @@ class LoopMatmulStack(Rule):
                     yield found
 
     # ------------------------------------------------------------------ the two shapes
-    def _append_loop(self, ctx, loop):
+    def _append_loop(self, ctx: RuleContext, node: ast.AST) -> Finding | None:
         facts = ctx.facts
-        found = L.appended(loop)
+        found = L.appended(node)
         if found is None:
             return None
-        listname, value = found
+        loop, listname, value = found
         it = L.iteration(facts, loop.target, loop.iter)
         item = _per_item_matmul(facts, value, it, loop) if it else None
-        if item is None or L.reads_name(value, listname):
+        if it is None or item is None or L.reads_name(value, listname):
             return None
         stack = L.stack_of(facts, L.neighbour(facts, loop, 1), listname)
         if stack is None:
             return None
         problems = list(item.problems) + stack.problems + L.collector_problems(facts, ctx.source, loop, listname, it, stack)
-        return self._report(ctx, loop, item, listname, problems, target=stack.target)
+        init = L.neighbour(facts, loop, -1)
+        fix = partial(_replace_the_loop, ctx, loop, init, stack, item) if init is not None else None
+        return self._report(ctx, loop, item, listname, problems, fix)
 
-    def _comprehension(self, ctx, call):
+    def _comprehension(self, ctx: RuleContext, call: ast.Call) -> Finding | None:
         facts = ctx.facts
         if facts.qualname(call.func) != _STACK:
             return None
@@ -146,9 +152,10 @@ class LoopMatmulStack(Rule):
         if item is None:
             return None
         problems = list(item.problems) + L.stack_problems(call, values)
-        return self._report(ctx, call, item, None, problems, target=None)
+        return self._report(ctx, call, item, None, problems, partial(_replace_the_stack, ctx, call, item))
 
-    def _report(self, ctx, node, item, listname, problems, target):
+    def _report(self, ctx: RuleContext, node: ast.AST, item: _Item, listname: str | None, problems: list[str],
+                fix: Callable[[str], Fix | None] | None) -> Finding:
         alias = ctx.facts.imports.alias_for("tensorflow") or "tf"
         einsum = f"{alias}.einsum('{item.equation}', {item.left}, {item.right})"
         who = f"`{listname}` collects" if listname else "This comprehension computes"
@@ -162,30 +169,10 @@ class LoopMatmulStack(Rule):
             ctx, node, message,
             label="one matmul per item",
             head_only=listname is not None,
+            fix=None if problems or fix is None else partial(fix, f"Replace with {einsum}"),
             fix_title=None if problems else f"Replace with {einsum}",
             fix_applicability="unsafe",
-            equation=item.equation, left=item.left, right=item.right,
-            target=target, at=(node.lineno, node.col_offset), loop=listname is not None,
         )
-
-    def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        data = finding.data
-        einsum = f"{alias}.einsum('{data['equation']}', {data['left']}, {data['right']})"
-        facts = ctx.facts
-        if not data["loop"]:
-            call = next((c for c in facts.calls if (c.lineno, c.col_offset) == tuple(data["at"])), None)
-            if call is None:
-                return None
-            edit = replace_in_statement(ctx.source, facts.statement_of(call), call, cst.Call,
-                                        lambda _: cst.parse_expression(einsum))
-        else:
-            loop = next((n for n in facts.loops if (n.lineno, n.col_offset) == tuple(data["at"])), None)
-            if loop is None:
-                return None
-            code = f"return {einsum}" if data["target"] is None else f"{data['target']} = {einsum}"
-            edit = L.replace_statements(ctx.source, L.neighbour(facts, loop, -1), L.neighbour(facts, loop, 1), code)
-        return Fix(finding.fix_title, (edit, *extra)) if edit else None
 
 
 @dataclass
@@ -197,13 +184,36 @@ class _Item:
     problems: list[str]
 
 
-def _per_item_matmul(facts, expr, it: L.Iteration, at: ast.stmt) -> _Item | None:
+def _einsum(ctx: RuleContext, node: ast.AST, item: _Item) -> tuple[str, list[Edit]]:
+    """``tf.einsum('ijk,kl->ijl', A, B)`` in the file's spelling, and the import it may need."""
+    alias, extra = tf_alias(ctx, ctx.source.span(node).start.line)
+    return f"{alias}.einsum('{item.equation}', {item.left}, {item.right})", extra
+
+
+def _replace_the_loop(ctx: RuleContext, loop: ast.For, init: ast.stmt, stack: L.Stack, item: _Item, title: str) -> Fix | None:
+    """``C = []`` / ``for i in range(len(A)): C.append(tf.matmul(A[i], B))`` / ``C = tf.stack(C)``
+    -> ``C = tf.einsum('ijk,kl->ijl', A, B)`` (the comments of the three statements kept above)."""
+    einsum, extra = _einsum(ctx, loop, item)
+    code = f"return {einsum}" if stack.target is None else f"{stack.target} = {einsum}"
+    edit = L.replace_statements(ctx.source, init, stack.stmt, code)
+    return Fix(title, (edit, *extra)) if edit else None
+
+
+def _replace_the_stack(ctx: RuleContext, call: ast.Call, item: _Item, title: str) -> Fix | None:
+    """``tf.stack([tf.matmul(a, B) for a in A])`` -> ``tf.einsum('ijk,kl->ijl', A, B)``."""
+    einsum, extra = _einsum(ctx, call, item)
+    edit = replace_in_statement(ctx.source, ctx.facts.statement_of(call), call, cst.Call,
+                                lambda _: cst.parse_expression(einsum))
+    return Fix(title, (edit, *extra)) if edit else None
+
+
+def _per_item_matmul(facts: ModuleFacts, expr: ast.expr, it: L.Iteration, at: ast.stmt) -> _Item | None:
     """``tf.matmul(A[i], B)`` and friends, where at least one operand is the loop's item."""
     if not isinstance(expr, ast.Call) or facts.qualname(expr.func) not in _MATMUL:
         return None
-    kwargs = {kw.arg: kw.value for kw in expr.keywords}
-    if None in kwargs or len(expr.args) > 2:
+    if any(kw.arg is None for kw in expr.keywords) or len(expr.args) > 2:
         return None
+    kwargs = keywords_of(expr)
     operands = list(expr.args) + [kwargs.pop(k) for k in ("a", "b")[len(expr.args):] if k in kwargs]
     if len(operands) != 2:
         return None

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.astutil import int_literal
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.vectorize import _loops as L
-from tfperf_lsp.analysis.astutil import int_literal
 
 _REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"}
 _DATASET_METHODS = {"batch", "map", "shuffle", "prefetch", "take", "repeat", "cache", "filter", "unbatch",
@@ -96,10 +100,11 @@ class LoopReduceAccumulate(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for loop in facts.loops:
-            if not L.loop_is_plain(loop) or len(loop.body) != 1:
+        for node in facts.loops:
+            loop = L.plain_for(node)
+            if loop is None or len(loop.body) != 1:
                 continue
             found = _accumulation(facts, loop.body[0])
             if found is None:
@@ -115,13 +120,13 @@ class LoopReduceAccumulate(Rule):
             axis, problems = _row_axis(reduce_call)
             init = L.neighbour(facts, loop, -1)
             start = _start_value(ctx, init, acc)
-            if start is None:
+            if start is None or init is None:
                 problems.append(f"`{acc}` does not start at a number right before the loop")
             elif not L.statements_alone(ctx.source, init, loop, L.neighbour(facts, init, -1), L.neighbour(facts, loop, 1)):
                 problems.append("the statements share lines with others")
             if not L.covers_axis(facts, it, x, loop):
                 problems.append(f"the loop may not cover every row of `{x}`")
-            if not problems and L.names_read_after(facts, ctx.source, [init, loop], {it.var}):
+            if not problems and init is not None and L.names_read_after(facts, ctx.source, [init, loop], {it.var}):
                 problems.append(f"`{it.var}` is used after the loop")
             alias = facts.imports.alias_for("tensorflow") or "tf"
             info = L.tensor_info(facts, x, loop, strict=True)  # the rank picks the fix's axes
@@ -130,30 +135,30 @@ class LoopReduceAccumulate(Rule):
             where = "inside a graph loop" if facts.in_tf_function(loop) else "dispatched from Python"
             message = (f"`{acc}` adds up `tf.{reduction}` of each row of `{x}`, one op per row ({where}): "
                        f"use `{vectorised}`")
+            title = f"Replace the loop with {vectorised}"
+            code = f"{acc} = {vectorised}" if start in (None, "0") else f"{acc} = {start} + {vectorised}"
             yield self.finding(
                 ctx, loop, message + (f" ({problems[0]})" if problems else ""),
                 label="one reduction per row",
                 head_only=True,
-                fix_title=None if problems else f"Replace the loop with {vectorised}",
+                fix=None if problems or init is None else partial(_replace_the_loop, ctx, init, loop, code, alias, title),
+                fix_title=None if problems else title,
                 fix_applicability="unsafe",
-                at=(loop.lineno, loop.col_offset),
-                code=f"{acc} = {vectorised}" if start in (None, "0") else f"{acc} = {start} + {vectorised}",
-                alias_used=alias,
             )
 
-    def fix(self, ctx, finding):
-        loop = next((n for n in ctx.facts.loops if (n.lineno, n.col_offset) == tuple(finding.data["at"])), None)
-        if loop is None:
-            return None
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        code = finding.data["code"]
-        if alias != finding.data["alias_used"]:
-            code = code.replace(finding.data["alias_used"] + ".", alias + ".")
-        edit = L.replace_statements(ctx.source, L.neighbour(ctx.facts, loop, -1), loop, code)
-        return Fix(finding.fix_title, (edit, *extra)) if edit else None
+
+def _replace_the_loop(ctx: RuleContext, init: ast.stmt, loop: ast.For, code: str, alias_used: str, title: str) -> Fix | None:
+    """``total = 0.0`` / ``for row in x: total += tf.reduce_mean(row)`` ->
+    ``total = tf.reduce_sum(tf.reduce_mean(x, axis=1))`` (``code``, written with ``alias_used``
+    for TensorFlow; respelled if the file needs another, or the import)."""
+    alias, extra = tf_alias(ctx, loop.lineno - 1)
+    if alias != alias_used:
+        code = code.replace(alias_used + ".", alias + ".")
+    edit = L.replace_statements(ctx.source, init, loop, code)
+    return Fix(title, (edit, *extra)) if edit else None
 
 
-def _accumulation(facts, stmt):
+def _accumulation(facts: ModuleFacts, stmt: ast.stmt) -> tuple[str, ast.Call, str] | None:
     """``acc += tf.reduce_X(e)`` / ``acc = acc + tf.reduce_X(e)``: (acc, the call, X)."""
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
         acc, value = stmt.target.id, stmt.value
@@ -182,7 +187,7 @@ def _accumulation(facts, stmt):
 
 def _row_axis(call: ast.Call) -> tuple[int | None, list[str]]:
     """The row reduction's ``axis`` (None: all axes of the row), and what blocks the fix."""
-    keywords = {kw.arg: kw.value for kw in call.keywords}
+    keywords: dict[str | None, ast.expr | None] = {kw.arg: kw.value for kw in call.keywords}
     axis_expr = call.args[1] if len(call.args) > 1 else keywords.pop("axis", None)
     keepdims = keywords.pop("keepdims", None)
     problems = []
@@ -199,14 +204,16 @@ def _row_axis(call: ast.Call) -> tuple[int | None, list[str]]:
     return axis, problems
 
 
-def _start_value(ctx, init, acc: str) -> str | None:
+def _start_value(ctx: RuleContext, init: ast.stmt | None, acc: str) -> str | None:
     """The accumulator's starting number (source text; "0" for any zero), if set right before."""
     if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)
             and init.targets[0].id == acc):
         return None
-    value, convert = init.value, None
+    value = init.value
+    convert: type[float] | type[int] | None = None
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("float", "int") and len(value.args) == 1:
-        value, convert = value.args[0], {"float": float, "int": int}[value.func.id]
+        convert = float if value.func.id == "float" else int
+        value = value.args[0]
     if not L.is_number(value) or value.__class__ is ast.Call:
         return None
     number = ast.literal_eval(value)
@@ -229,7 +236,7 @@ def _vectorised(alias: str, reduction: str, x: str, axis: int | None, rank: int 
     return f"{alias}.reduce_sum({alias}.{reduction}({x}, axis={axes}))"
 
 
-def _maybe_dataset(facts, name: str, loop) -> bool:
+def _maybe_dataset(facts: ModuleFacts, name: str, loop: ast.For) -> bool:
     """Iterating a tf.data pipeline, an iterator or a Python collection of tensors (of possibly
     different shapes), not one tensor: those cannot be reduced in one op."""
     last = name.rsplit(".", 1)[-1]

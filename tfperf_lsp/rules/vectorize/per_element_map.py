@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, Sequence
 
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.astutil import dotted, int_literal, keyword
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.source import SourceText
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.vectorize import _elementwise as E
 from tfperf_lsp.rules.vectorize import _loops as L
-from tfperf_lsp.analysis.astutil import dotted, int_literal, keyword
 
 _MATMUL = {"tensorflow.matmul", "tensorflow.linalg.matmul"}  # TFP401's
 _MAP_FN_OPTIONS = {"fn", "elems", "dtype", "fn_output_signature", "parallel_iterations", "back_prop",
@@ -89,7 +94,7 @@ class PerElementMap(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             func = call.func
@@ -110,21 +115,21 @@ class PerElementMap(Rule):
             if found:
                 yield found
 
-    def _append_loop(self, ctx, loop):
+    def _append_loop(self, ctx: RuleContext, node: ast.AST) -> Finding | None:
         """``out = []; for k in range(n): out.append(f(x[k])); y = tf.stack(out)`` with ``f``
         elementwise: the same as ``y = f(x)``."""
         facts = ctx.facts
-        found = L.appended(loop)
+        found = L.appended(node)
         if found is None:
             return None
-        listname, elt = found
+        loop, listname, elt = found
         it = L.iteration(facts, loop.target, loop.iter)
         if it is None or L.reads_name(elt, listname) or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL):
             return None
         items = _item_nodes(elt, it)
         if not items:
             return None
-        x = it.tensor if not it.over_index else dotted(items[0].value)
+        x = it.tensor if not it.over_index else dotted(_subscripted(items[0]))
         if x is None or _uneven_pieces(facts, x, loop):
             return None
         is_item = lambda n: any(n is item for item in items)  # noqa: E731
@@ -141,16 +146,18 @@ class PerElementMap(Rule):
         text = _substituted(ctx.source, elt, items, x)
         message = (f"`{listname}` collects `{ctx.source.segment(elt)}` item by item over `{x}`, then stacks it, but "
                    f"it is elementwise: `{text}` does the same at once")
+        title = f"Replace the loop with {text}"
+        init = L.neighbour(facts, loop, -1)
         return self.finding(
             ctx, loop, message + (f" ({problems[0]})" if problems else ""),
             label="elementwise: apply to all",
             head_only=True,
-            fix_title=None if problems else f"Replace the loop with {text}",
+            fix=None if problems or init is None else partial(_replace_the_loop, ctx, init, stack, text, title),
+            fix_title=None if problems else title,
             fix_applicability="unsafe",
-            text=text, loop_at=(loop.lineno, loop.col_offset), target=stack.target,
         )
 
-    def _stack(self, ctx, call):
+    def _stack(self, ctx: RuleContext, call: ast.Call) -> Finding | None:
         facts = ctx.facts
         values = call.args[0] if call.args else keyword(call, "values")
         if not isinstance(values, ast.ListComp) or len(values.generators) != 1:
@@ -163,8 +170,8 @@ class PerElementMap(Rule):
         items = _item_nodes(elt, it)
         if not items:
             return None
-        x = it.tensor if not it.over_index else dotted(items[0].value)
-        if _uneven_pieces(facts, x, call):
+        x = it.tensor if not it.over_index else dotted(_subscripted(items[0]))
+        if x is None or _uneven_pieces(facts, x, call):
             return None  # no tensor to vectorize over: pieces of different shapes
         problems = []
         if not L.covers_axis(facts, it, x, facts.statement_of(call)):
@@ -177,7 +184,7 @@ class PerElementMap(Rule):
             text = _substituted(ctx.source, elt, items, x)
             return self._elementwise(ctx, call, f"This comprehension computes `{ctx.source.segment(elt)}`", x, text, problems)
         single = isinstance(elt, ast.Call) and len(elt.args) == 1 and not elt.keywords and is_item(elt.args[0])
-        fn = elt.func if single else None
+        fn = elt.func if isinstance(elt, ast.Call) and single else None
         if fn is not None and E.elementwise_function(facts, fn, call):
             text = f"{ctx.source.segment(fn)}({x})"
             return self._elementwise(ctx, call, f"This comprehension applies `{ctx.source.segment(fn)}`", x, text, problems)
@@ -186,7 +193,7 @@ class PerElementMap(Rule):
                                              ctx.source.segment(fn))
         return None
 
-    def _map_fn(self, ctx, call):
+    def _map_fn(self, ctx: RuleContext, call: ast.Call) -> Finding | None:
         facts = ctx.facts
         if any(kw.arg not in _MAP_FN_OPTIONS for kw in call.keywords) or len(call.args) > 2:
             return None
@@ -214,19 +221,20 @@ class PerElementMap(Rule):
                                              fn_text if "\n" not in fn_text and len(fn_text) <= 40 else "fn")
         return None
 
-    def _elementwise(self, ctx, call, who, x, text, problems):
+    def _elementwise(self, ctx: RuleContext, call: ast.Call, who: str, x: str, text: str, problems: list[str]) -> Finding:
         parent = ctx.facts.parent(call)
         wrapped = text if isinstance(parent, ast.stmt) or _atomic(text) else f"({text})"
         message = f"{who} item by item over `{x}`, but it is elementwise: `{text}` does the same at once"
+        title = f"Replace with {text}"
         return self.finding(
             ctx, call, message + (f" ({problems[0]})" if problems else ""),
             label="elementwise: apply to all",
-            fix_title=None if problems else f"Replace with {text}",
+            fix=None if problems else partial(_replace_the_call, ctx, call, wrapped, title),
+            fix_title=None if problems else title,
             fix_applicability="unsafe",
-            text=wrapped,
         )
 
-    def _vectorized_map_hint(self, ctx, call, who, shown, x, fn_text):
+    def _vectorized_map_hint(self, ctx: RuleContext, call: ast.Call, who: str, shown: str, x: str, fn_text: str) -> Finding:
         alias = ctx.facts.imports.alias_for("tensorflow") or "tf"
         return self.finding(
             ctx, call,
@@ -236,18 +244,25 @@ class PerElementMap(Rule):
             severity=Severity.INFORMATION,
         )
 
-    def fix(self, ctx, finding):
-        at = finding.data.get("loop_at")
-        if at is None:
-            return Fix(finding.fix_title, (Edit(finding.span, finding.data["text"]),))
-        facts = ctx.facts
-        loop = next((n for n in facts.loops if (n.lineno, n.col_offset) == tuple(at)), None)
-        if loop is None:
-            return None
-        target, text = finding.data["target"], finding.data["text"]
-        code = f"return {text}" if target is None else f"{target} = {text}"
-        edit = L.replace_statements(ctx.source, L.neighbour(facts, loop, -1), L.neighbour(facts, loop, 1), code)
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+
+def _replace_the_call(ctx: RuleContext, call: ast.Call, text: str, title: str) -> Fix:
+    """``tf.stack([tf.exp(x[i]) for i in range(len(x))])`` / ``tf.map_fn(tf.exp, x)`` -> ``tf.exp(x)``
+    (``text``, in parentheses where the call sat in a larger expression)."""
+    return Fix(title, (Edit(ctx.source.span(call), text),))
+
+
+def _replace_the_loop(ctx: RuleContext, init: ast.stmt, stack: L.Stack, text: str, title: str) -> Fix | None:
+    """``out = []`` / ``for i in range(len(x)): out.append(tf.exp(x[i]))`` / ``y = tf.stack(out)``
+    -> ``y = tf.exp(x)`` (the comments of the three statements kept above)."""
+    code = f"return {text}" if stack.target is None else f"{stack.target} = {text}"
+    edit = L.replace_statements(ctx.source, init, stack.stmt, code)
+    return Fix(title, (edit,)) if edit else None
+
+
+def _subscripted(node: ast.AST) -> ast.AST | None:
+    """``x`` of an item node ``x[i]``."""
+    return node.value if isinstance(node, ast.Subscript) else None
 
 
 def _item_nodes(elt: ast.AST, it: L.Iteration) -> list[ast.AST]:
@@ -271,7 +286,7 @@ def _item_nodes(elt: ast.AST, it: L.Iteration) -> list[ast.AST]:
     return items
 
 
-def _substituted(source, expr: ast.AST, nodes: list[ast.AST], x: str) -> str:
+def _substituted(source: SourceText, expr: ast.AST, nodes: Sequence[ast.AST], x: str) -> str:
     """``expr``'s source with each of ``nodes`` replaced by ``x``."""
     start = source.offset(source.span(expr).start)
     text = source.text[start:source.offset(source.span(expr).end)]
@@ -293,7 +308,7 @@ def _atomic(text: str) -> bool:
 _UNEVEN = {"tensorflow.dynamic_partition", "tensorflow.split", "tensorflow.ragged.constant"}
 
 
-def _uneven_pieces(facts, name: str | None, at: ast.AST) -> bool:
+def _uneven_pieces(facts: ModuleFacts, name: str | None, at: ast.AST) -> bool:
     """``name`` holds pieces of different shapes (``tf.dynamic_partition``, ``tf.split`` by
     sizes): stacking them, as ``tf.vectorized_map`` or an elementwise rewrite would, fails."""
     if not name or "." in name:
