@@ -105,7 +105,7 @@ class Step:
 
 
 @dataclass
-class MethodSpan:
+class MethodSpan(ast.AST):
     """A pseudo-node from ``.method`` to the end of the call: where chain findings are reported, so
     that a finding on a multi-line chain sits on the line of its own ``.map(``."""
 
@@ -354,12 +354,3 @@ def _short_args(ctx, call: ast.Call) -> str:
     text = ", ".join(ctx.source.segment(a) for a in call.args)
     return text if len(text) <= 30 else "..."
 
-
-def step_at(ctx, finding) -> Step | None:
-    """The step a finding was reported on (``fix`` runs later, on the same analysis)."""
-    start = finding.span.start
-    for step in pipelines(ctx).steps:
-        node = step.method_node()
-        if node.lineno - 1 == start.line and ctx.source.char_col(start.line, node.col_offset) == start.col:
-            return step
-    return None
