@@ -132,7 +132,7 @@ class GeneratorOverArrays(Rule):
                 if isinstance(node, ast.Call) and facts.qualname(node.func) in PY_OPS and node.args:
                     helper = facts.resolve_def(node.args[0], node)
                     arrays = indexed_arrays(facts, helper) if helper is not None else []
-                    if arrays:
+                    if helper is not None and arrays:
                         names = ", ".join(f"`{a}`" for a in arrays)
                         yield self.finding(
                             ctx, node,
@@ -203,8 +203,8 @@ def _loop_arrays(facts: ModuleFacts, gen: FunctionDef, loop: ast.For) -> list[st
             return _subscripted(facts, gen, loop)
     else:
         names = [it]
-    if names and all(isinstance(n, ast.Name) and in_memory(facts, n.id, gen) for n in names):
-        found = [n.id for n in names]
+    found = [n.id for n in names if isinstance(n, ast.Name)]
+    if names and len(found) == len(names) and all(in_memory(facts, name, gen) for name in found):
         return found + [a for a in _subscripted(facts, gen, loop) if a not in found]
     return []
 
@@ -244,20 +244,22 @@ def _replacement(facts: ModuleFacts, call: ast.Call, gen: FunctionDef, loop: ast
     value = loop.body[0].value.value if isinstance(loop.body[0].value, ast.Yield) else None
     parts = list(value.elts) if isinstance(value, ast.Tuple) else [value] if value is not None else []
     it = loop.iter
-    arrays = []
+    arrays: list[str] = []
     if isinstance(it, ast.Call) and getattr(it.func, "id", None) == "range":
         index = loop.target.id if isinstance(loop.target, ast.Name) else None
         for part in parts:
             if not (isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name) and isinstance(part.slice, ast.Name) and part.slice.id == index):
                 return None
             arrays.append(part.value.id)
-        if it.args[0].args[0].id not in arrays:
-            return None  # the loop's length comes from an array that is not yielded
+        bound = it.args[0] if it.args else None
+        length_of = bound.args[0] if isinstance(bound, ast.Call) and bound.args else None
+        if not (isinstance(length_of, ast.Name) and length_of.id in arrays):
+            return None  # the loop's length is not ``len()`` of an array that is yielded
     elif isinstance(it, ast.Call) and getattr(it.func, "id", None) == "zip" and isinstance(loop.target, ast.Tuple):
-        sources = dict(zip([getattr(t, "id", None) for t in loop.target.elts], [a.id for a in it.args]))
+        sources = dict(zip([getattr(t, "id", None) for t in loop.target.elts], [a.id for a in it.args if isinstance(a, ast.Name)]))
         if len(sources) != len(it.args) or any(not isinstance(p, ast.Name) or p.id not in sources for p in parts):
             return None
-        arrays = [sources[p.id] for p in parts]
+        arrays = [sources[p.id] for p in parts if isinstance(p, ast.Name)]
     elif isinstance(it, ast.Name) and isinstance(loop.target, ast.Name):
         if len(parts) != 1 or not (isinstance(parts[0], ast.Name) and parts[0].id == loop.target.id):
             return None

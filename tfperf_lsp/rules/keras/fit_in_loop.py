@@ -102,7 +102,7 @@ class FitInLoop(Rule):
             )
 
 
-def _only_fit(loop: ast.AST, call: ast.Call) -> bool:
+def _only_fit(loop: ast.For | ast.While, call: ast.Call) -> bool:
     """The loop body is the ``fit`` call plus logging / history keeping."""
     for stmt in loop.body:
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None

@@ -153,7 +153,7 @@ def _import_public(ctx: RuleContext, node: Import, text: str, whole: bool, title
 
 def _imports(facts: ModuleFacts) -> list[Import]:
     """Every import statement: those that bind names, plus ``*`` imports at module level."""
-    nodes = set(facts.imports.import_nodes.values())
+    nodes: set[Import] = {n for n in facts.imports.import_nodes.values() if isinstance(n, (ast.Import, ast.ImportFrom))}
     stack = list(facts.tree.body)
     while stack:
         stmt = stack.pop()
@@ -207,7 +207,7 @@ def _whole_keras(prefix: str, alias: str) -> str:
 def _replacement(facts: ModuleFacts, node: Import, target: int | None) -> tuple[str, str, bool] | None:
     """(new module or statement text, title, whole statement?) for a one-to-one import, or None."""
     prefix = _prefix(facts, target)
-    if prefix is None:
+    if prefix is None or target is None:
         return None
     allowed = ONE_TO_ONE[target]
     if isinstance(node, ast.ImportFrom):
@@ -215,7 +215,7 @@ def _replacement(facts: ModuleFacts, node: Import, target: int | None) -> tuple[
             if len(node.names) != 1:
                 return None
             return _whole_keras(prefix, node.names[0].asname or "keras"), prefix, True
-        sub = node.module[len(LEGACY):].lstrip(".")
+        sub = (node.module or "")[len(LEGACY):].lstrip(".")
         names = {a.name for a in node.names}
         if not sub:
             if not names <= allowed | _TOP_LEVEL:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 from functools import partial
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts
@@ -144,8 +144,9 @@ class PredictInLoop(Rule):
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
             loop = loops[-1]
-            over = ctx.source.segment(loop.iter) if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
-            if over is not None and not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)):
+            item_loop = loop if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
+            over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
+            if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
                            f"`{name}({x_text}, training=False)` inside the loop")
@@ -183,7 +184,8 @@ def _direct_call(node: cst.Call) -> cst.CSTNode:
             x = x.with_changes(comma=comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(last_line=closing.last_line)))
         else:
             x = x.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    direct = with_keyword(node.with_changes(func=node.func.value, args=[x]), "training", "False")
+    receiver = cast(cst.Attribute, node.func).value  # ``m.predict``: check() reports attribute calls only
+    direct = with_keyword(node.with_changes(func=receiver, args=[x]), "training", "False")
     return cst.Call(func=cst.Attribute(value=direct, attr=cst.Name("numpy")))
 
 

@@ -169,7 +169,11 @@ def _add_steps_per_execution(ctx: RuleContext, call: ast.Call) -> Fix | None:
     return Fix(f"Add steps_per_execution={STEPS}", (edit,), "unsafe") if edit else None
 
 
-def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.AST]:
+# A use of ``x.fit`` (a call, or the method passed on), the name ``x`` and the def it is in.
+FitUse = tuple[ast.expr, str, ast.AST | None]
+
+
+def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.expr]:
     """``name.fit`` uses (calls, or references passed on) for the model compiled by ``compile_call``:
     in the same scope after it, or in the callers of the factory that returns it."""
     every = _all_fit_uses(facts)
@@ -181,10 +185,10 @@ def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast
     return uses
 
 
-def _all_fit_uses(facts: ModuleFacts) -> list[tuple[ast.AST, str, ast.AST | None]]:
+def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
     """Every ``x.fit(...)`` call and ``x.fit`` passed as an argument: (node, x, scope). From the
     call list, not a tree walk (memoised on the facts object, which lives for one analysis)."""
-    cached = facts.__dict__.get("_tfperf_fit_uses")
+    cached: list[FitUse] | None = facts.__dict__.get("_tfperf_fit_uses")
     if cached is None:
         cached = []
         for call in facts.calls:
@@ -198,7 +202,7 @@ def _all_fit_uses(facts: ModuleFacts) -> list[tuple[ast.AST, str, ast.AST | None
     return cached
 
 
-def _fits_in(every: list[tuple[ast.AST, str, ast.AST | None]], scope: ast.AST | None, name: str, after: int) -> list[ast.AST]:
+def _fits_in(every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
     return [node for node, target, where in every if target == name and where is scope and node.lineno >= after]
 
 
@@ -221,8 +225,8 @@ def _factory_results(facts: ModuleFacts, factory: ast.FunctionDef | ast.AsyncFun
     results = []
     for call in facts.calls:
         if isinstance(call.func, ast.Name) and call.func.id in aliases:
-            loop = aliases[call.func.id]
-            if loop is not None and not any(a is loop for a in facts.ancestors(call)):
+            alias_loop = aliases[call.func.id]
+            if alias_loop is not None and not any(a is alias_loop for a in facts.ancestors(call)):
                 continue
             stmt = facts.statement_of(call)
             if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
