@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ast
+from typing import Sequence
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts
 
 _RNG = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
@@ -14,7 +16,7 @@ _NUMPY_DTYPES = {
 _BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}
 
 
-def _assignments(facts: ModuleFacts, name: str, user: ast.AST) -> list[ast.AST] | None:
+def _assignments(facts: ModuleFacts, name: str, user: ast.AST) -> Sequence[ast.AST] | None:
     """Where ``name`` (read in the def ``user``) is assigned: the enclosing def, else the module.
     None when ``user`` assigns it itself (computed per call, not an array held in memory)."""
     if name in facts.assignments_in(user):
@@ -28,7 +30,9 @@ def _assignments(facts: ModuleFacts, name: str, user: ast.AST) -> list[ast.AST] 
 def in_memory(facts: ModuleFacts, name: str, user: ast.AST) -> bool:
     """``name`` holds an array or list built in memory (NumPy, a Keras dataset, a literal)."""
     assigned = _assignments(facts, name, user)
-    return bool(assigned) and all(isinstance(a, ast.Assign) and _builds_array(facts, a.value, 0) for a in assigned)
+    if not assigned:
+        return False
+    return all(isinstance(a, ast.Assign) and _builds_array(facts, a.value, 0) for a in assigned)
 
 
 def _builds_array(facts: ModuleFacts, expr: ast.AST, depth: int) -> bool:
@@ -87,9 +91,9 @@ def array_dtype(facts: ModuleFacts, name: str, user: ast.AST) -> str | None:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("reshape", "copy"):
         value = value.func.value  # ``np.arange(n, dtype=np.float32).reshape(...)``
     if isinstance(value, ast.Call):
-        for kw in value.keywords:
-            if kw.arg == "dtype":
-                return dtype_name(facts, kw.value)
+        dtype = keyword(value, "dtype")
+        if dtype is not None:
+            return dtype_name(facts, dtype)
     return None
 
 
@@ -113,8 +117,8 @@ class Declared(list):
 
 
 def spec_dtypes(facts: ModuleFacts, call: ast.Call) -> Declared | None:
-    signature = next((k.value for k in call.keywords if k.arg == "output_signature"), None)
-    types = next((k.value for k in call.keywords if k.arg == "output_types"), None)
+    signature = keyword(call, "output_signature")
+    types = keyword(call, "output_types")
     if types is None and len(call.args) > 1:
         types = call.args[1]
     if signature is not None:
@@ -135,11 +139,11 @@ def spec_dtypes(facts: ModuleFacts, call: ast.Call) -> Declared | None:
 def _spec_dtype(facts: ModuleFacts, spec: ast.AST) -> str | None:
     if not (isinstance(spec, ast.Call) and facts.qualname(spec.func) == "tensorflow.TensorSpec"):
         return None
-    dtype = spec.args[1] if len(spec.args) > 1 else next((k.value for k in spec.keywords if k.arg == "dtype"), None)
+    dtype = spec.args[1] if len(spec.args) > 1 else keyword(spec, "dtype")
     return "float32" if dtype is None else dtype_name(facts, dtype)
 
 
-def indexed_arrays(facts: ModuleFacts, fn: ast.AST) -> list[str]:
+def indexed_arrays(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """In-memory arrays a def indexes with its parameters (``table[index.numpy()]``)."""
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
     found: list[str] = []

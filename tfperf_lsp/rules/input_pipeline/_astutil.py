@@ -3,14 +3,17 @@ what a def does with a dataset parameter, Keras inputs, integer constants."""
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
 
 KERAS_CONSUMERS = {"fit", "evaluate", "predict"}
+# A def: a pipeline factory, a function that consumes a dataset.
+Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def return_statements(body: list[ast.stmt]):
+def return_statements(body: list[ast.stmt]) -> Iterator[ast.Return]:
     """``return`` statements of a def, without walking expressions (fast)."""
     for stmt in body:
         if isinstance(stmt, ast.Return):
@@ -38,9 +41,12 @@ def last_name(func: ast.AST) -> str | None:
 
 def line_of(node: ast.AST) -> int:
     """Line of an assigning node; ``withitem`` and ``comprehension`` have none of their own."""
-    if hasattr(node, "lineno"):
-        return node.lineno
-    return getattr(node, "context_expr", None).lineno if hasattr(node, "context_expr") else node.target.lineno
+    if isinstance(node, ast.withitem):
+        return node.context_expr.lineno
+    if isinstance(node, ast.comprehension):
+        return node.target.lineno
+    line: int = getattr(node, "lineno")
+    return line
 
 
 def is_parameter(fn: ast.AST, name: str) -> bool:
@@ -51,7 +57,7 @@ def is_parameter(fn: ast.AST, name: str) -> bool:
     return any(a.arg == name for a in every)
 
 
-def parameter(fn: ast.AST, position) -> str | None:
+def parameter(fn: Def, position: int | str) -> str | None:
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     if params and params[0] in ("self", "cls"):
         params = params[1:]
@@ -62,7 +68,7 @@ def parameter(fn: ast.AST, position) -> str | None:
 
 def consumed_parameter(facts: ModuleFacts, fn: ast.AST, param: str) -> tuple[str, bool] | None:
     """How a def uses a dataset parameter: ("for"/"fit", several epochs?) if it only consumes it."""
-    result = None
+    result: tuple[str, bool] | None = None
     for node in walk_same_scope(fn):
         if isinstance(node, ast.Name) and node.id == param and isinstance(node.ctx, ast.Store):
             return None
@@ -91,7 +97,7 @@ def iterated(expr: ast.AST) -> list[ast.AST]:
     return [expr]
 
 
-def keras_inputs(call: ast.Call):
+def keras_inputs(call: ast.Call) -> Iterator[tuple[ast.expr, bool]]:
     """Dataset arguments of ``fit``/``evaluate``/``predict``: ``x`` and ``validation_data``."""
     if call.args:
         yield call.args[0], True

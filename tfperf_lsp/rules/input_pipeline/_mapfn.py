@@ -51,11 +51,13 @@ _ELEMENTWISE = {
 }
 _ELEMENTWISE_KEYWORDS = {"dtype", "name", "saturate", "clip_value_min", "clip_value_max", "alpha", "x", "y"}
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+# What a map function can be when tfperf sees it: a def or a lambda.
+Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 
 @dataclass
 class MapFunction:
-    node: ast.AST | None
+    node: Function | None
     params: list[str]
     random: str | None = None
     stateful: str | None = None
@@ -88,7 +90,7 @@ def function_label(call: ast.Call) -> str:
     return "the lambda" if isinstance(expr, ast.Lambda) else "the function"
 
 
-def map_function(facts: ModuleFacts, call: ast.Call, cache: dict) -> MapFunction:
+def map_function(facts: ModuleFacts, call: ast.Call, cache: dict[ast.AST, MapFunction]) -> MapFunction:
     """The function argument of a ``.map(...)`` call, analysed (memoised in ``cache``)."""
     fn_expr = function_argument(call)
     node = resolve_function(facts, fn_expr, call)
@@ -100,7 +102,7 @@ def map_function(facts: ModuleFacts, call: ast.Call, cache: dict) -> MapFunction
     return cache[node]
 
 
-def resolve_function(facts: ModuleFacts, expr: ast.AST | None, at: ast.AST) -> ast.AST | None:
+def resolve_function(facts: ModuleFacts, expr: ast.AST | None, at: ast.AST) -> Function | None:
     if isinstance(expr, ast.Lambda):
         return expr
     if isinstance(expr, (ast.Name, ast.Attribute)):
@@ -114,7 +116,7 @@ def resolve_function(facts: ModuleFacts, expr: ast.AST | None, at: ast.AST) -> a
     return None
 
 
-def _analyse(facts: ModuleFacts, fn: ast.AST, depth: int) -> MapFunction:
+def _analyse(facts: ModuleFacts, fn: Function, depth: int) -> MapFunction:
     args = fn.args
     result = MapFunction(fn, [a.arg for a in args.posonlyargs + args.args])
     local = set(result.params) | set(facts.assignments_in(fn)) if isinstance(fn, FunctionNode) else set(result.params)
@@ -204,7 +206,7 @@ def _layer_object(facts: ModuleFacts, name: str) -> str | None:
     return None
 
 
-def _is_identity(fn: ast.AST, result: MapFunction) -> bool:
+def _is_identity(fn: Function, result: MapFunction) -> bool:
     """Returns its arguments unchanged or re-packed: no op, no call, no arithmetic."""
     if result.cost or result.random or result.stateful or result.unknown:
         return False
@@ -217,7 +219,7 @@ def _is_identity(fn: ast.AST, result: MapFunction) -> bool:
     return all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Dict, ast.Constant, ast.Subscript, ast.Load, ast.Slice)) for n in ast.walk(body))
 
 
-def _elementwise(facts: ModuleFacts, fn: ast.AST) -> bool:
+def _elementwise(facts: ModuleFacts, fn: Function) -> bool:
     args = fn.args
     if len(args.posonlyargs + args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
         return False

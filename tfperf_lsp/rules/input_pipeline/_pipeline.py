@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Iterator, Sequence, cast
 
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.rules.input_pipeline._astutil import (
     KERAS_CONSUMERS,
+    Def,
     consumed_parameter,
     inside,
     is_parameter,
@@ -73,16 +75,16 @@ class Step:
     call: ast.Call
     parent: "Step | None"
     qualname: str | None = None  # sources only
-    factory: ast.AST | None = None  # "call" steps: the def that builds the dataset
+    factory: Def | None = None  # "call" steps: the def that builds the dataset
     children: list["Step"] = field(default_factory=list)
 
     @property
     def is_source(self) -> bool:
         return self.parent is None
 
-    def upstream(self):
+    def upstream(self) -> Iterator[Step]:
         """This step and every step before it, last first (through local factory calls)."""
-        step = self
+        step: Step | None = self
         while step is not None:
             yield step
             step = step.parent
@@ -105,7 +107,7 @@ class Step:
 
 
 @dataclass
-class MethodSpan:
+class MethodSpan(ast.AST):
     """A pseudo-node from ``.method`` to the end of the call: where chain findings are reported, so
     that a finding on a multi-line chain sits on the line of its own ``.map(``."""
 
@@ -117,11 +119,13 @@ class MethodSpan:
     @staticmethod
     def of(call: ast.Call) -> "MethodSpan":
         func = call.func
+        # parsed nodes always have their end positions
+        end_line, end_col = cast(int, call.end_lineno), cast(int, call.end_col_offset)
         if isinstance(func, ast.Attribute):
             # ``attr`` is the last token of the Attribute; the dot is just before it (``a.map``).
-            col = max(func.end_col_offset - len(func.attr.encode("utf-8")) - 1, 0)
-            return MethodSpan(func.end_lineno, col, call.end_lineno, call.end_col_offset)
-        return MethodSpan(call.lineno, call.col_offset, call.end_lineno, call.end_col_offset)
+            col = max(cast(int, func.end_col_offset) - len(func.attr.encode("utf-8")) - 1, 0)
+            return MethodSpan(cast(int, func.end_lineno), col, end_line, end_col)
+        return MethodSpan(call.lineno, call.col_offset, end_line, end_col)
 
 
 @dataclass
@@ -136,21 +140,22 @@ class Pipelines:
     def __init__(self, facts: ModuleFacts):
         self.facts = facts
         self._by_call: dict[ast.Call, Step | None] = {}
-        self._returns: dict[ast.AST, Step | None] = {}
-        self._param_uses: dict[tuple, tuple[str, bool] | None] = {}
+        self._returns: dict[Def, Step | None] = {}
+        self._param_uses: dict[tuple[Def, str], tuple[str, bool] | None] = {}
         self.steps: list[Step] = []
         # Cheap filters first (most calls and names have nothing to do with tf.data): the calls
         # that may be steps, the defs that build datasets, the names that may hold one.
         candidates: set[ast.Call] = set()
-        builders: set[ast.AST] = set()
+        builders: set[Def] = set()
         for call in facts.calls:
             func = call.func
             if isinstance(func, ast.Attribute) and (
                 func.attr in METHODS or (func.attr in _SOURCE_NAMES and facts.qualname(func) in SOURCES)
             ) or isinstance(func, ast.Name) and func.id in _SOURCE_NAMES and facts.qualname(func) in SOURCES:
                 candidates.add(call)
-                builders.add(facts.enclosing_function(call))
-        builders.discard(None)
+                builder = facts.enclosing_function(call)
+                if builder is not None:
+                    builders.add(builder)
         builder_names = {b.name for b in builders}
         for call in facts.calls:
             if last_name(call.func) in builder_names:
@@ -170,7 +175,7 @@ class Pipelines:
                 step.parent.children.append(step)
         self.escaped: set[Step] = set()  # datasets handed to code we cannot follow
         self.consumers: list[Consumer] = self._find_consumers()
-        self._functions: dict = {}
+        self._functions: dict[ast.AST, MapFunction] = {}
 
     def map_function(self, step: Step) -> MapFunction:
         return map_function(self.facts, step.call, self._functions)
@@ -204,7 +209,7 @@ class Pipelines:
                 step = Step(func.attr, call, parent)
         elif isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
             fn = self.facts.resolve_def(func, call)
-            returned = self.returned_step(fn) if fn in self._builders else None
+            returned = self.returned_step(fn) if fn is not None and fn in self._builders else None
             if returned is not None:
                 step = Step("call", call, returned, factory=fn)
         if step is not None:
@@ -212,7 +217,7 @@ class Pipelines:
         self._by_call[call] = step
         return step
 
-    def returned_step(self, fn: ast.AST) -> Step | None:
+    def returned_step(self, fn: Def) -> Step | None:
         """What a local def returns, if it is one dataset (a single ``return`` statement)."""
         if fn not in self._returns:
             self._returns[fn] = None
@@ -227,7 +232,8 @@ class Pipelines:
         scope = facts.scope_of(name)
         if isinstance(scope, (ast.Lambda, ast.ClassDef)):
             return None
-        stmt = facts.statement_of(name)
+        stmt: ast.stmt | None = facts.statement_of(name)
+        candidates: Sequence[ast.AST]
         if scope is None:
             candidates = facts.module_assignments.get(name.id, [])
         else:
@@ -286,14 +292,15 @@ class Pipelines:
     def _passed_to_function(self, call: ast.Call) -> list[Consumer]:
         """A dataset passed to a local def that loops over it (or fits on it) is consumed there."""
         found = []
-        arguments = [(i, a) for i, a in enumerate(call.args)] + [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        arguments: list[tuple[int | str, ast.expr]] = [(i, a) for i, a in enumerate(call.args)]
+        arguments += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
         for position, argument in arguments:
             step = self.dataset_of(argument)
             if step is None or (isinstance(call.func, ast.Name) and call.func.id in _HARMLESS):
                 continue
             fn = self.facts.resolve_def(call.func, call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
-            param = parameter(fn, position) if isinstance(fn, FunctionNode) else None
-            use = self._parameter_use(fn, param) if param else None
+            param = parameter(fn, position) if fn is not None else None
+            use = self._parameter_use(fn, param) if fn is not None and param else None
             if use is None:
                 self.escaped.add(step)  # somewhere we cannot follow: it may be transformed further
                 continue
@@ -301,7 +308,7 @@ class Pipelines:
             found.append(Consumer(step, call, kind, epochs or bool(self.facts.enclosing_loops(call))))
         return found
 
-    def _parameter_use(self, fn: ast.AST, param: str) -> tuple[str, bool] | None:
+    def _parameter_use(self, fn: Def, param: str) -> tuple[str, bool] | None:
         key = (fn, param)
         if key not in self._param_uses:
             self._param_uses[key] = consumed_parameter(self.facts, fn, param)
@@ -310,7 +317,7 @@ class Pipelines:
     def _returned(self) -> list[Consumer]:
         """``return ds`` in a def no local caller continues: the def builds a finished pipeline."""
         found = []
-        defs = {self.facts.enclosing_function(s.call) for s in self.steps} - {None}
+        defs = {fn for fn in (self.facts.enclosing_function(s.call) for s in self.steps) if fn is not None}
         for fn in sorted(defs, key=lambda d: d.lineno):
             returned = self.returned_step(fn)
             if returned is None:
@@ -340,7 +347,7 @@ def _build_pipelines(ctx: RuleContext) -> Pipelines:
     return Pipelines(ctx.facts)
 
 
-def dataset_label(ctx, step: Step) -> str:
+def dataset_label(ctx: RuleContext, step: Step) -> str:
     """How messages name a dataset: the variable it is assigned to, else its last call."""
     stmt = ctx.facts.statement_of(step.call)
     if isinstance(stmt, ast.Assign) and stmt.value is step.call and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -350,16 +357,7 @@ def dataset_label(ctx, step: Step) -> str:
     return f"`...{step.method}({_short_args(ctx, step.call)})`"
 
 
-def _short_args(ctx, call: ast.Call) -> str:
+def _short_args(ctx: RuleContext, call: ast.Call) -> str:
     text = ", ".join(ctx.source.segment(a) for a in call.args)
     return text if len(text) <= 30 else "..."
 
-
-def step_at(ctx, finding) -> Step | None:
-    """The step a finding was reported on (``fix`` runs later, on the same analysis)."""
-    start = finding.span.start
-    for step in pipelines(ctx).steps:
-        node = step.method_node()
-        if node.lineno - 1 == start.line and ctx.source.char_col(start.line, node.col_offset) == start.col:
-            return step
-    return None

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
 # Pipeline steps whose set-up costs something every time the pipeline is built: opening and
@@ -85,7 +87,7 @@ class DatasetRebuiltPerEpoch(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         model = pipelines(ctx)
         for step in model.steps:

@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.analysis.facts import walk_same_scope
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.astutil import keyword
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._arrays import array_dtype, in_memory, indexed_arrays, spec_dtypes
 from tfperf_lsp.rules.input_pipeline._mapfn import PY_OPS, resolve_function
-from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
+from tfperf_lsp.rules.input_pipeline._pipeline import Step, pipelines
+
+FunctionDef = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class GeneratorOverArrays(Rule):
@@ -110,7 +116,7 @@ class GeneratorOverArrays(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         model = pipelines(ctx)
         for step in model.steps:
@@ -126,7 +132,7 @@ class GeneratorOverArrays(Rule):
                 if isinstance(node, ast.Call) and facts.qualname(node.func) in PY_OPS and node.args:
                     helper = facts.resolve_def(node.args[0], node)
                     arrays = indexed_arrays(facts, helper) if helper is not None else []
-                    if arrays:
+                    if helper is not None and arrays:
                         names = ", ".join(f"`{a}`" for a in arrays)
                         yield self.finding(
                             ctx, node,
@@ -136,12 +142,12 @@ class GeneratorOverArrays(Rule):
                             label="Python indexing in tf.data",
                         )
 
-    def _generator(self, ctx, step):
+    def _generator(self, ctx: RuleContext, step: Step) -> Finding | None:
         facts = ctx.facts
         call = step.call
-        gen_expr = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "generator"), None)
+        gen_expr = call.args[0] if call.args else keyword(call, "generator")
         gen = facts.resolve_def(gen_expr, call) if isinstance(gen_expr, ast.Name) else None
-        if gen is None or any(k.arg == "args" for k in call.keywords) or gen.args.args or gen.args.posonlyargs:
+        if gen is None or keyword(call, "args") is not None or gen.args.args or gen.args.posonlyargs:
             return None
         loop, arrays = _array_loop(facts, gen)
         if loop is None:
@@ -149,25 +155,26 @@ class GeneratorOverArrays(Rule):
         names = ", ".join(f"`{a}`" for a in arrays)
         replacement = _replacement(facts, call, gen, loop)
         slices = replacement or (f"({', '.join(arrays)})" if len(arrays) > 1 else arrays[0])
+        title = f"Use from_tensor_slices({replacement})" if replacement else None
         return self.finding(
             ctx, step.method_node(),
             f"`from_generator({gen.name})` feeds the in-memory array(s) {names} through Python one element at a "
             f"time: `from_tensor_slices({slices})` slices them in TensorFlow (arrays over 2 GB hit the GraphDef limit)",
             label="Python generator over arrays",
-            fix_title=f"Use from_tensor_slices({replacement})" if replacement else None,
+            fix=partial(_use_tensor_slices, ctx, step, replacement, title) if replacement and title else None,
+            fix_title=title,
             fix_applicability="unsafe",
-            slices=replacement,
         )
 
-    def fix(self, ctx, finding):
-        step = step_at(ctx, finding)
-        if step is None or not finding.data.get("slices"):
-            return None
-        span = ctx.source.span(step.method_node())
-        return Fix(finding.fix_title, (Edit(span, f".from_tensor_slices({finding.data['slices']})"),), "unsafe")
+
+def _use_tensor_slices(ctx: RuleContext, step: Step, slices: str, title: str) -> Fix:
+    """``Dataset.from_generator(gen, output_signature=...)`` -> ``Dataset.from_tensor_slices((x, y))``:
+    TensorFlow slices the arrays instead of Python yielding one element at a time."""
+    span = ctx.source.span(step.method_node())
+    return Fix(title, (Edit(span, f".from_tensor_slices({slices})"),), "unsafe")
 
 
-def _array_loop(facts, gen) -> tuple[ast.AST | None, list[str]]:
+def _array_loop(facts: ModuleFacts, gen: FunctionDef) -> tuple[ast.For | None, list[str]]:
     """The loop of a generator that only yields elements of in-memory arrays, and those arrays."""
     yields = [n for n in walk_same_scope(gen) if isinstance(n, (ast.Yield, ast.YieldFrom))]
     if not yields:
@@ -183,7 +190,7 @@ def _array_loop(facts, gen) -> tuple[ast.AST | None, list[str]]:
     return None, []
 
 
-def _loop_arrays(facts, gen, loop) -> list[str]:
+def _loop_arrays(facts: ModuleFacts, gen: FunctionDef, loop: ast.For) -> list[str]:
     it = loop.iter
     names: list[ast.AST] = []
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("zip", "enumerate"):
@@ -196,13 +203,13 @@ def _loop_arrays(facts, gen, loop) -> list[str]:
             return _subscripted(facts, gen, loop)
     else:
         names = [it]
-    if names and all(isinstance(n, ast.Name) and in_memory(facts, n.id, gen) for n in names):
-        found = [n.id for n in names]
+    found = [n.id for n in names if isinstance(n, ast.Name)]
+    if names and len(found) == len(names) and all(in_memory(facts, name, gen) for name in found):
         return found + [a for a in _subscripted(facts, gen, loop) if a not in found]
     return []
 
 
-def _subscripted(facts, gen, loop) -> list[str]:
+def _subscripted(facts: ModuleFacts, gen: FunctionDef, loop: ast.For) -> list[str]:
     """In-memory arrays indexed by the loop variable in the loop body (``x[i]``)."""
     targets = {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
     found = []
@@ -215,7 +222,7 @@ def _subscripted(facts, gen, loop) -> list[str]:
     return found
 
 
-def _plain_yield(node, loop, arrays) -> bool:
+def _plain_yield(node: ast.Yield | ast.YieldFrom, loop: ast.For, arrays: list[str]) -> bool:
     """The yielded value is made only of loop targets and subscripts of the arrays."""
     targets = {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
     value = node.value
@@ -229,7 +236,7 @@ def _plain_yield(node, loop, arrays) -> bool:
     return True
 
 
-def _replacement(facts, call, gen, loop) -> str | None:
+def _replacement(facts: ModuleFacts, call: ast.Call, gen: FunctionDef, loop: ast.For) -> str | None:
     """``(x, y)`` for from_tensor_slices, when the rewrite is exact (see the docs' preconditions)."""
     body = [s for s in gen.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if body != [loop] or len(loop.body) != 1 or not isinstance(loop.body[0], ast.Expr) or loop.orelse:
@@ -237,20 +244,22 @@ def _replacement(facts, call, gen, loop) -> str | None:
     value = loop.body[0].value.value if isinstance(loop.body[0].value, ast.Yield) else None
     parts = list(value.elts) if isinstance(value, ast.Tuple) else [value] if value is not None else []
     it = loop.iter
-    arrays = []
+    arrays: list[str] = []
     if isinstance(it, ast.Call) and getattr(it.func, "id", None) == "range":
         index = loop.target.id if isinstance(loop.target, ast.Name) else None
         for part in parts:
             if not (isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name) and isinstance(part.slice, ast.Name) and part.slice.id == index):
                 return None
             arrays.append(part.value.id)
-        if it.args[0].args[0].id not in arrays:
-            return None  # the loop's length comes from an array that is not yielded
+        bound = it.args[0] if it.args else None
+        length_of = bound.args[0] if isinstance(bound, ast.Call) and bound.args else None
+        if not (isinstance(length_of, ast.Name) and length_of.id in arrays):
+            return None  # the loop's length is not ``len()`` of an array that is yielded
     elif isinstance(it, ast.Call) and getattr(it.func, "id", None) == "zip" and isinstance(loop.target, ast.Tuple):
-        sources = dict(zip([getattr(t, "id", None) for t in loop.target.elts], [a.id for a in it.args]))
+        sources = dict(zip([getattr(t, "id", None) for t in loop.target.elts], [a.id for a in it.args if isinstance(a, ast.Name)]))
         if len(sources) != len(it.args) or any(not isinstance(p, ast.Name) or p.id not in sources for p in parts):
             return None
-        arrays = [sources[p.id] for p in parts]
+        arrays = [sources[p.id] for p in parts if isinstance(p, ast.Name)]
     elif isinstance(it, ast.Name) and isinstance(loop.target, ast.Name):
         if len(parts) != 1 or not (isinstance(parts[0], ast.Name) and parts[0].id == loop.target.id):
             return None

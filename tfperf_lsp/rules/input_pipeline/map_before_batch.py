@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, Literal
 
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.astutil import keyword
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.input_pipeline._mapfn import function_label
-from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, function_label
+from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, pipelines
+
+# How the swap of ``map`` and ``batch`` is written: one chain (``.map(f).batch(b)``) or two
+# statements (``ds = ds.map(f)`` then ``ds = ds.batch(b)``).
+Form = Literal["chain", "statements"]
 
 
 class MapBeforeBatch(Rule):
@@ -92,7 +100,7 @@ class MapBeforeBatch(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         model = pipelines(ctx)
         for step in model.maps():
             batch = next((c for c in step.children if c.method == "batch"), None)
@@ -105,14 +113,15 @@ class MapBeforeBatch(Rule):
             b = ctx.source.segment(batch.call.args[0]) if batch.call.args else "..."
             form = _form(ctx, model, step, batch) if fn.elementwise else None
             if form:
+                title = f"Batch first: .batch({b}).map({label})"
                 yield self.finding(
                     ctx, step.method_node(),
                     f"`map({label})` runs once per element before `.batch({b})`: {label} is elementwise, so "
                     f"`.batch({b}).map({label})` gives the same batches with one call per batch",
                     label="map before batch",
-                    fix_title=f"Batch first: .batch({b}).map({label})",
+                    fix=partial(_batch_first, ctx, step, batch, form, title),
+                    fix_title=title,
                     fix_applicability="unsafe",
-                    form=form,
                 )
                 continue
             if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn):
@@ -131,27 +140,33 @@ class MapBeforeBatch(Rule):
                 severity=Severity.INFORMATION,
             )
 
-    def fix(self, ctx, finding):
-        step = step_at(ctx, finding)
-        batch = next((c for c in step.children if c.method == "batch"), None) if step else None
-        if batch is None:
-            return None
-        source = ctx.source
-        if finding.data.get("form") == "chain":
-            map_span = source.span(step.method_node())
-            batch_span = source.span(batch.method_node())
-            edits = (Edit(map_span, source.slice(batch_span)), Edit(batch_span, source.slice(map_span)))
-        else:
-            first, second = ctx.facts.statement_of(step.call), ctx.facts.statement_of(batch.call)
-            first_span = whole_lines(source, first.lineno - 1, first.end_lineno - 1)
-            second_span = whole_lines(source, second.lineno - 1, second.end_lineno - 1)
-            edits = (Edit(first_span, source.slice(second_span)), Edit(second_span, source.slice(first_span)))
-        return Fix(finding.fix_title, edits, "unsafe")
 
 
-def _form(ctx, model, step, batch) -> str | None:
+def _batch_first(ctx: RuleContext, step: Step, batch: Step, form: Form, title: str) -> Fix:
+    """``ds.map(scale).batch(32)`` -> ``ds.batch(32).map(scale)`` (or the two statements
+    ``ds = ds.map(scale)`` / ``ds = ds.batch(32)`` swapped): one call of the function per batch."""
+    source = ctx.source
+    if form == "chain":
+        map_span = source.span(step.method_node())
+        batch_span = source.span(batch.method_node())
+        edits = (Edit(map_span, source.slice(batch_span)), Edit(batch_span, source.slice(map_span)))
+    else:
+        first, second = ctx.facts.statement_of(step.call), ctx.facts.statement_of(batch.call)
+        first_span = whole_lines(source, first.lineno - 1, _end_line(first) - 1)
+        second_span = whole_lines(source, second.lineno - 1, _end_line(second) - 1)
+        edits = (Edit(first_span, source.slice(second_span)), Edit(second_span, source.slice(first_span)))
+    return Fix(title, edits, "unsafe")
+
+
+def _end_line(stmt: ast.stmt) -> int:
+    return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno
+
+
+def _form(ctx: RuleContext, model: Pipelines, step: Step, batch: Step) -> Form | None:
     """How the swap is written ("chain" or "statements"), or None when it would not be exact."""
     if len(step.children) != 1 or any(c.step is step for c in model.consumers):
+        return None
+    if not isinstance(batch.call.func, ast.Attribute):
         return None
     receiver = batch.call.func.value
     if receiver is step.call:
@@ -172,21 +187,21 @@ def _is_self_update(stmt: ast.AST, call: ast.Call) -> bool:
     """``ds = ds.method(...)``: one name, updated by exactly this call."""
     return (
         isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name) and isinstance(call.func.value, ast.Name)
-        and call.func.value.id == stmt.targets[0].id
+        and isinstance(stmt.targets[0], ast.Name) and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name) and call.func.value.id == stmt.targets[0].id
     )
 
 
 SMALL_BATCH = 8
 
 
-def _small_batch(call) -> bool:
+def _small_batch(call: ast.Call) -> bool:
     """``.batch(1)``, ``.batch(2)``: one call per batch would save almost nothing."""
-    size = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "batch_size"), None)
+    size = call.args[0] if call.args else keyword(call, "batch_size")
     return isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value < SMALL_BATCH
 
 
-def _indexes_its_element(fn) -> bool:
+def _indexes_its_element(fn: MapFunction) -> bool:
     """The function subscripts a parameter (``w[:-1]``, ``x[0]``): on a batch that indexes the
     batch axis instead, so ``batch`` then ``map`` would not give the same result. (A string key,
     ``features["image"]``, reads a dict the same way on a batch.)"""

@@ -3,15 +3,20 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
+from typing import Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.analysis.astutil import keyword
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
-from tfperf_lsp.rules.input_pipeline._mapfn import function_argument, function_label
-from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
+from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, function_argument, function_label
+from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, pipelines
 
 # Options that stop tf.data from parallelising stateless maps by itself.
 _AUTO_PARALLEL_OFF = re.compile(r"\b(map_parallelization|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
@@ -122,12 +127,12 @@ class MapWithoutParallelCalls(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         model = pipelines(ctx)
         auto_parallel_off = bool(_AUTO_PARALLEL_OFF.search(ctx.source.text))
         for step in model.maps():
             call = step.call
-            if len(call.args) >= 2 or any(kw.arg == "num_parallel_calls" for kw in call.keywords):
+            if len(call.args) >= 2 or keyword(call, "num_parallel_calls") is not None:
                 continue
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
@@ -152,19 +157,20 @@ class MapWithoutParallelCalls(Rule):
                 ctx, step.method_node(),
                 f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls=tf.data.AUTOTUNE`",
                 label="serial map",
+                fix=partial(_add_parallel_calls, ctx, step),
                 fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
                 fix_applicability="unsafe" if options else "safe",
             )
 
         yield from self._serial_interleaves(ctx, model)
 
-    def _serial_interleaves(self, ctx, model):
+    def _serial_interleaves(self, ctx: RuleContext, model: Pipelines) -> Iterator[Finding]:
         """``interleave(tf.data.TFRecordDataset)`` without ``num_parallel_calls``: tf.data does not
         parallelise an interleave by itself (checked on TF 2.21: it stays an ``Interleave``), so
         the files are read one block at a time."""
         for step in model.steps:
             call = step.call
-            if step.method != "interleave" or len(call.args) >= 4 or any(kw.arg == "num_parallel_calls" for kw in call.keywords):
+            if step.method != "interleave" or len(call.args) >= 4 or keyword(call, "num_parallel_calls") is not None:
                 continue
             reader = _file_reader(ctx.facts, function_argument(call))
             if reader is None:
@@ -174,24 +180,24 @@ class MapWithoutParallelCalls(Rule):
                 f"`interleave({reader})` reads its files one at a time: add `num_parallel_calls=tf.data.AUTOTUNE` "
                 f"to read several in parallel (tf.data does not parallelise an interleave by itself)",
                 label="serial interleave",
+                fix=partial(_add_parallel_calls, ctx, step),
                 fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
             )
 
-    def fix(self, ctx, finding):
-        step = step_at(ctx, finding)
-        if step is None:
-            return None
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        stmt = ctx.facts.statement_of(step.call)
-        edit = replace_in_statement(
-            ctx.source, stmt, step.call, cst.Call,
-            lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.data.AUTOTUNE"),
-        )
-        return Fix(f"Add num_parallel_calls={alias}.data.AUTOTUNE", (edit, *extra)) if edit else None
+
+def _add_parallel_calls(ctx: RuleContext, step: Step) -> Fix | None:
+    """``ds.map(parse)`` -> ``ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)`` (the same for
+    ``interleave``): elements are processed on several cores."""
+    alias, extra = tf_alias(ctx, ctx.source.span(step.method_node()).start.line)
+    stmt = ctx.facts.statement_of(step.call)
+    edit = replace_in_statement(
+        ctx.source, stmt, step.call, cst.Call,
+        lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.data.AUTOTUNE"),
+    )
+    return Fix(f"Add num_parallel_calls={alias}.data.AUTOTUNE", (edit, *extra)) if edit else None
 
 
-
-def _cheap(facts, call: ast.Call, fn) -> bool:
+def _cheap(facts: ModuleFacts, call: ast.Call, fn: MapFunction) -> bool:
     """At most one op (``lambda x: x / 255``, ``tf.transpose``, a ``tf.nest`` repacking): the
     tensorpack maintainers measured no gain from parallelising such functions
     (tensorpack/tensorpack#1539), so it is not worth a hint."""
@@ -209,7 +215,7 @@ _DATASET_BUILDERS = {"shard", "window", "unbatch", "batch", "flat_map", "interle
                      "from_tensor_slices", "from_tensors", "range", "take", "skip"}
 
 
-def _builds_datasets(facts, node: ast.AST | None) -> bool:
+def _builds_datasets(facts: ModuleFacts, node: ast.AST | None) -> bool:
     if node is None:
         return False
     returned = [node.body] if isinstance(node, ast.Lambda) else [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
@@ -223,7 +229,7 @@ def _builds_datasets(facts, node: ast.AST | None) -> bool:
 _READERS = {"tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset"}
 
 
-def _file_reader(facts, fn: ast.AST | None) -> str | None:
+def _file_reader(facts: ModuleFacts, fn: ast.AST | None) -> str | None:
     """The file-reading dataset an interleave function opens, by name, if visible."""
     if fn is None:
         return None

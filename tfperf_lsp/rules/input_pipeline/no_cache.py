@@ -1,11 +1,15 @@
 """TFP704: an expensive deterministic ``map`` re-run on every epoch, without ``.cache()``."""
 from __future__ import annotations
 
-from tfperf_lsp.model import Edit, Fix, Severity, Span
+from functools import partial
+from typing import Iterator
+
+from tfperf_lsp.model import Edit, Finding, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
-from tfperf_lsp.analysis.astutil import int_value
-from tfperf_lsp.rules.input_pipeline._pipeline import pipelines, step_at
+from tfperf_lsp.analysis.astutil import int_value, keyword
+from tfperf_lsp.rules.input_pipeline._pipeline import Consumer, Pipelines, Step, pipelines
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
           "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
@@ -118,7 +122,7 @@ class NoCache(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         model = pipelines(ctx)
         for step in model.maps():
             fn = model.map_function(step)
@@ -144,16 +148,17 @@ class NoCache(Rule):
                 f"`map({label})` ({why}) gives the same results every epoch ({where}): add `.cache()` "
                 f"after it if the mapped dataset fits in memory",
                 label="re-mapped every epoch",
+                fix=partial(_add_cache, ctx, step),
                 fix_title="Add .cache() after the map",
                 fix_applicability="unsafe",
             )
 
-    def fix(self, ctx, finding):
-        step = step_at(ctx, finding)
-        if step is None:
-            return None
-        end = ctx.source.span(step.call).end
-        return Fix(finding.fix_title, (Edit(Span(end, end), ".cache()"),), "unsafe")
+
+def _add_cache(ctx: RuleContext, step: Step) -> Fix:
+    """``ds.map(decode).batch(32)`` -> ``ds.map(decode).cache().batch(32)``: the map runs in the
+    first epoch only."""
+    end = ctx.source.span(step.call).end
+    return Fix("Add .cache() after the map", (Edit(Span(end, end), ".cache()"),), "unsafe")
 
 
 _ADVICE = {
@@ -168,7 +173,7 @@ class _Repeat:
     kind = "repeat"
 
 
-def _repeated_consumer(ctx, model, step):
+def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consumer | _Repeat | None:
     """A consumer that iterates a pipeline containing ``step`` several times, with no cache after it."""
     for consumer in model.consumers:
         chain = list(consumer.step.upstream())
@@ -184,15 +189,15 @@ def _repeated_consumer(ctx, model, step):
     return None
 
 
-def _repeats(ctx, step) -> bool:
-    count = step.call.args[0] if step.call.args else next((k.value for k in step.call.keywords if k.arg == "count"), None)
+def _repeats(ctx: RuleContext, step: Step) -> bool:
+    count = step.call.args[0] if step.call.args else keyword(step.call, "count")
     if count is None:
         return True
     value = int_value(ctx.facts, count)
     return value is None or value > 1 or value == -1
 
 
-def _upstream_blocker(model, step) -> str | None:
+def _upstream_blocker(model: Pipelines, step: Step) -> str | None:
     for before in (step.parent.upstream() if step.parent else ()):
         if before.method == "shuffle":
             return "shuffle"
@@ -205,5 +210,5 @@ def _upstream_blocker(model, step) -> str | None:
     return None
 
 
-def _no_shuffle(step) -> bool:
+def _no_shuffle(step: Step) -> bool:
     return any(k.arg == "shuffle" and getattr(k.value, "value", None) is False for k in step.call.keywords)

@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 import re
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.model import Edit, Fix, Severity, Span
+from tfperf_lsp.model import Edit, Finding, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.rules.input_pipeline._pipeline import (
     BATCHED_SOURCES,
     LIGHT_METHODS,
     WORK_METHODS,
+    Step,
     dataset_label,
     pipelines,
-    step_at,
 )
 
 _HOW = {"for": "iterated", "fit": "fed to Keras", "iter": "iterated", "return": "returned"}
@@ -108,11 +111,11 @@ class NoPrefetch(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if not _AUTO_PREFETCH_OFF.search(ctx.source.text):
             return  # tf.data (2.12+) injects the prefetch itself
         model = pipelines(ctx)
-        reported = set()
+        reported: set[Step] = set()
         for consumer in model.consumers:
             if _without_prefetch(consumer.step) is None:
                 continue
@@ -138,21 +141,22 @@ class NoPrefetch(Rule):
                 f"The pipeline {name} is {how} without `.prefetch`: append `.prefetch(tf.data.AUTOTUNE)` "
                 f"so that preparing the next batch overlaps the current step",
                 label="no prefetch",
+                fix=partial(_append_prefetch, ctx, end),
                 fix_title="Append .prefetch(tf.data.AUTOTUNE)",
             )
 
-    def fix(self, ctx, finding):
-        step = step_at(ctx, finding)
-        if step is None:
-            return None
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        end = ctx.source.span(step.call).end
-        return Fix(f"Append .prefetch({alias}.data.AUTOTUNE)", (Edit(Span(end, end), f".prefetch({alias}.data.AUTOTUNE)"), *extra))
+
+def _append_prefetch(ctx: RuleContext, step: Step) -> Fix:
+    """``ds = ds.batch(4)`` -> ``ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)``: the next batch is
+    prepared while the current one is used."""
+    alias, extra = tf_alias(ctx, ctx.source.span(step.method_node()).start.line)
+    end = ctx.source.span(step.call).end
+    return Fix(f"Append .prefetch({alias}.data.AUTOTUNE)", (Edit(Span(end, end), f".prefetch({alias}.data.AUTOTUNE)"), *extra))
 
 
-def _without_prefetch(step):
+def _without_prefetch(step: Step) -> Step | None:
     """The last real transformation of a consumed chain that lacks prefetch (None: it prefetches)."""
-    current = step
+    current: Step | None = step
     while current is not None:
         if current.method == "prefetch":
             return None
@@ -163,9 +167,9 @@ def _without_prefetch(step):
     return None
 
 
-def _through_light(step):
+def _through_light(step: Step) -> Iterator[Step]:
     """The consumed step and the light steps (take, repeat, ...) back to the last transformation."""
-    current = step
+    current: Step | None = step
     while current is not None:
         yield current
         if current.method not in LIGHT_METHODS and current.method != "call":
@@ -173,12 +177,12 @@ def _through_light(step):
         current = current.parent
 
 
-def _few(ctx, step, limit: int = 10) -> bool:
+def _few(ctx: RuleContext, step: Step, limit: int = 10) -> bool:
     if step.method != "take":
         return False
     count = int_value(ctx.facts, step.call.args[0] if step.call.args else None)
     return count is not None and 0 <= count <= limit
 
 
-def _continues_to_prefetch(step) -> bool:
+def _continues_to_prefetch(step: Step) -> bool:
     return step.downstream_has({"prefetch"})

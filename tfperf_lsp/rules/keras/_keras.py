@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 
+from tfperf_lsp.analysis.astutil import int_literal, keyword
 from tfperf_lsp.analysis.environment import installed_version, major_minor, tf_keras_major, TENSORFLOW_DISTRIBUTIONS
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import creates_model, is_model_name
+from tfperf_lsp.config import Settings
 
 # Keywords only Keras' predict/fit/train_on_batch take (scikit-learn, XGBoost, LightGBM take none).
 KERAS_KEYWORDS = {"verbose", "batch_size", "steps", "callbacks", "epochs", "validation_data", "shuffle",
@@ -26,6 +28,8 @@ def _other_ml(facts: ModuleFacts) -> bool:
 def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     """Why ``call``'s receiver (``x.predict(...)``) is a Keras model: "model" (built in this file),
     "keywords" (a Keras-only keyword), "name" (a model-like name in a Keras file), or None."""
+    if not isinstance(call.func, ast.Attribute):
+        return None
     receiver = call.func.value
     if isinstance(receiver, ast.Name) and is_model_name(facts, receiver):
         return "model"
@@ -39,7 +43,7 @@ def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     return None
 
 
-def model_construction(facts: ModuleFacts, name: ast.Name, at: ast.AST | None = None) -> tuple[ast.Call, ast.AST | None] | None:
+def model_construction(facts: ModuleFacts, name: ast.Name, at: ast.expr | None = None) -> tuple[ast.Call, ast.AST | None] | None:
     """The call that builds the model ``name`` holds, and the def it runs in (None: module level).
 
     Follows ``model = build()`` into a local factory's ``return``."""
@@ -53,7 +57,7 @@ def model_construction(facts: ModuleFacts, name: ast.Name, at: ast.AST | None = 
     return _construction(facts, value, scope, 0)
 
 
-def _construction(facts, value, scope, depth):
+def _construction(facts: ModuleFacts, value: ast.AST, scope: ast.AST | None, depth: int) -> tuple[ast.Call, ast.AST | None] | None:
     if not isinstance(value, ast.Call) or depth > 3 or not creates_model(facts, value):
         return None
     qualname = facts.qualname(value.func) or ""
@@ -79,16 +83,15 @@ def _construction(facts, value, scope, depth):
 
 def multi_output(facts: ModuleFacts, construction: ast.Call) -> bool:
     """``Model(inputs, [a, b])``: ``model(x)`` returns a list, ``predict`` a list of arrays."""
-    outputs = construction.args[1] if len(construction.args) > 1 else next(
-        (k.value for k in construction.keywords if k.arg == "outputs"), None)
+    outputs = construction.args[1] if len(construction.args) > 1 else keyword(construction, "outputs")
     return isinstance(outputs, (ast.List, ast.Tuple, ast.Dict)) and len(getattr(outputs, "elts", getattr(outputs, "keys", []))) != 1
 
 
 # ---------------------------------------------------------------------- Keras 2 or 3
-def target_keras(facts: ModuleFacts, settings) -> int | None:
+def target_keras(facts: ModuleFacts, settings: Settings) -> int | None:
     """The Keras a public import should use, telling Keras 2 from 3 as analysis/environment.py
     does, but ignoring ``tensorflow.python.keras`` itself (the import being replaced)."""
-    configured = getattr(settings, "keras_version", None)
+    configured = settings.keras_version
     if configured and str(configured)[0] in "23":
         return int(str(configured)[0])
     sources = facts.imports.keras_sources
@@ -134,37 +137,38 @@ def small_model(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | Non
 
 
 def _small(facts: ModuleFacts, scope: ast.AST) -> str | None:
-    layers = []
+    layers: list[tuple[ast.Call, str]] = []
     for node in walk_same_scope(scope):
         if not isinstance(node, ast.Call):
             continue
         qualname = facts.qualname(node.func) or ""
         if qualname.startswith("keras.layers."):
-            layers.append(node)
+            layers.append((node, qualname))
         elif qualname.startswith("keras.applications.") or (not qualname and not _known_helper(node.func)):
             return None  # a pretrained or hand-written building block: its size is not visible
         elif qualname in _MODEL_BUILDERS and any(isinstance(e, ast.Name) for e in _listed_layers(node)):
             return None  # Sequential([base_model, ...]): a model inside the model
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "add" and any(not isinstance(a, ast.Call) for a in node.args):
             return None  # model.add(base_model)
-    if not layers or any(facts.enclosing_loops(layer) for layer in layers):
+    if not layers or any(facts.enclosing_loops(layer) for layer, _ in layers):
         return None  # layers built in a loop: their number is not visible
     weighted = 0
     widest = 0
-    for layer in layers:
-        kind = facts.qualname(layer.func).rsplit(".", 1)[1]
+    for layer, qualname in layers:
+        kind = qualname.rsplit(".", 1)[1]
         if kind not in _SMALL_LAYERS:
             return None
         if kind == "Dense" or kind.startswith("Conv"):
             weighted += 1
-            size = _int(layer.args[0] if layer.args else next((k.value for k in layer.keywords if k.arg in ("units", "filters")), None))
+            size = int_literal(layer.args[0] if layer.args else next((k.value for k in layer.keywords if k.arg in ("units", "filters")), None))
             limit = MAX_UNITS if kind == "Dense" else MAX_FILTERS
             if size is None or size > limit:
                 return None
             if kind.startswith("Conv"):
-                kernel = layer.args[1] if len(layer.args) > 1 else next((k.value for k in layer.keywords if k.arg == "kernel_size"), None)
-                sizes = kernel.elts if isinstance(kernel, ast.Tuple) else [kernel]
-                if any(_int(k) is None or _int(k) > MAX_KERNEL for k in sizes):
+                kernel = layer.args[1] if len(layer.args) > 1 else keyword(layer, "kernel_size")
+                given: list[ast.expr | None] = list(kernel.elts) if isinstance(kernel, ast.Tuple) else [kernel]
+                sizes = [int_literal(k) for k in given]
+                if any(k is None or k > MAX_KERNEL for k in sizes):
                     return None
             widest = max(widest, size)
     if weighted == 0 or weighted > MAX_WEIGHTED_LAYERS:
@@ -183,11 +187,6 @@ def _known_helper(func: ast.AST) -> bool:
 
 
 def _listed_layers(call: ast.Call) -> list[ast.AST]:
-    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "layers"), None)
+    first = call.args[0] if call.args else keyword(call, "layers")
     return list(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else []
 
-
-def _int(expr) -> int | None:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-        return expr.value
-    return None

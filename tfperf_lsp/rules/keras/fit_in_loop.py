@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from tfperf_lsp.analysis.hotness import is_short_loop
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import receiver_kind
 
 # Statements a loop around ``fit`` may hold and still be "only fit": logging and keeping history.
@@ -76,7 +78,7 @@ class FitInLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             func = call.func
@@ -100,7 +102,7 @@ class FitInLoop(Rule):
             )
 
 
-def _only_fit(loop: ast.AST, call: ast.Call) -> bool:
+def _only_fit(loop: ast.For | ast.While, call: ast.Call) -> bool:
     """The loop body is the ``fit`` call plus logging / history keeping."""
     for stmt in loop.body:
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None

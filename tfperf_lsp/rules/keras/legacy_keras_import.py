@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import target_keras, tf_before_216
+
+Import = ast.Import | ast.ImportFrom
 
 LEGACY = "tensorflow.python.keras"
 # Public submodules whose names map one-to-one from the legacy copy.
@@ -104,7 +110,7 @@ class LegacyKerasImport(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         target = target_keras(facts, ctx.settings)
         for node in _imports(facts):
@@ -113,40 +119,41 @@ class LegacyKerasImport(Rule):
                 continue
             replacement = _replacement(facts, node, target)
             public = _public_name(facts, target)
+            title = f"Import from {replacement[1]}" if replacement else None
             yield self.finding(
                 ctx, node,
                 f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 (a separate class hierarchy; on "
                 f"TF 2.21 its fit() fails): import from {public} instead",
                 label="legacy Keras import",
-                fix_title=f"Import from {replacement[1]}" if replacement else None,
+                fix=partial(_import_public, ctx, node, replacement[0], replacement[2], title) if replacement and title else None,
+                fix_title=title,
                 fix_applicability="unsafe",
-                text=replacement[0] if replacement else None,
-                whole=replacement[2] if replacement else False,
             )
 
-    def fix(self, ctx, finding):
-        node = next((n for n in _imports(ctx.facts) if ctx.source.span(n) == finding.span), None)
-        text = finding.data.get("text")
-        if node is None or text is None:
-            return None
-        if finding.data.get("whole"):
-            edit = Edit(ctx.source.span(node), text)
-        elif isinstance(node, ast.ImportFrom):
-            edit = replace_in_statement(
-                ctx.source, node, node, cst.ImportFrom,
-                lambda n: n.with_changes(module=cst.parse_expression(text)),
-            )
-        else:
-            edit = replace_in_statement(
-                ctx.source, node, node, cst.Import,
-                lambda n: n.with_changes(names=[n.names[0].with_changes(name=cst.parse_expression(text))]),
-            )
-        return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
+
+def _import_public(ctx: RuleContext, node: Import, text: str, whole: bool, title: str) -> Fix | None:
+    """``from tensorflow.python.keras.layers import Dense`` -> ``from keras.layers import Dense``
+    (``text`` is the new module); ``whole``: ``text`` replaces the whole statement
+    (``from tensorflow.python import keras`` -> ``import keras``)."""
+    edit: Edit | None
+    if whole:
+        edit = Edit(ctx.source.span(node), text)
+    elif isinstance(node, ast.ImportFrom):
+        edit = replace_in_statement(
+            ctx.source, node, node, cst.ImportFrom,
+            lambda n: n.with_changes(module=cst.parse_expression(text)),
+        )
+    else:
+        edit = replace_in_statement(
+            ctx.source, node, node, cst.Import,
+            lambda n: n.with_changes(names=[n.names[0].with_changes(name=cst.parse_expression(text))]),
+        )
+    return Fix(title, (edit,), "unsafe") if edit else None
 
 
-def _imports(facts):
+def _imports(facts: ModuleFacts) -> list[Import]:
     """Every import statement: those that bind names, plus ``*`` imports at module level."""
-    nodes = set(facts.imports.import_nodes.values())
+    nodes: set[Import] = {n for n in facts.imports.import_nodes.values() if isinstance(n, (ast.Import, ast.ImportFrom))}
     stack = list(facts.tree.body)
     while stack:
         stmt = stack.pop()
@@ -161,7 +168,7 @@ def _imports(facts):
     return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
 
 
-def _legacy_module(node) -> str | None:
+def _legacy_module(node: Import) -> str | None:
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         if node.module == LEGACY or node.module.startswith(LEGACY + "."):
             return node.module
@@ -174,7 +181,7 @@ def _legacy_module(node) -> str | None:
     return None
 
 
-def _prefix(facts, target: int | None) -> str | None:
+def _prefix(facts: ModuleFacts, target: int | None) -> str | None:
     if target == 3:
         return "keras" if "keras" in facts.imports.keras_sources else "tensorflow.keras"
     if target == 2:
@@ -182,7 +189,7 @@ def _prefix(facts, target: int | None) -> str | None:
     return None
 
 
-def _public_name(facts, target) -> str:
+def _public_name(facts: ModuleFacts, target: int | None) -> str:
     prefix = _prefix(facts, target)
     if prefix is None:
         return "`keras`/`tf.keras` (Keras 3) or `tf_keras` (Keras 2)"
@@ -197,10 +204,10 @@ def _whole_keras(prefix: str, alias: str) -> str:
     return text + (f" as {alias}" if alias != "keras" else "")
 
 
-def _replacement(facts, node, target) -> tuple[str, str, bool] | None:
+def _replacement(facts: ModuleFacts, node: Import, target: int | None) -> tuple[str, str, bool] | None:
     """(new module or statement text, title, whole statement?) for a one-to-one import, or None."""
     prefix = _prefix(facts, target)
-    if prefix is None:
+    if prefix is None or target is None:
         return None
     allowed = ONE_TO_ONE[target]
     if isinstance(node, ast.ImportFrom):
@@ -208,7 +215,7 @@ def _replacement(facts, node, target) -> tuple[str, str, bool] | None:
             if len(node.names) != 1:
                 return None
             return _whole_keras(prefix, node.names[0].asname or "keras"), prefix, True
-        sub = node.module[len(LEGACY):].lstrip(".")
+        sub = (node.module or "")[len(LEGACY):].lstrip(".")
         names = {a.name for a in node.names}
         if not sub:
             if not names <= allowed | _TOP_LEVEL:
@@ -231,7 +238,7 @@ def _replacement(facts, node, target) -> tuple[str, str, bool] | None:
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
 
 
-def _version_gated(facts, node: ast.AST) -> bool:
+def _version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
     """An import that runs only on old TensorFlow versions or when the modern import fails: a
     branch of an ``if`` on a version, or the ``except ImportError`` fallback of a ``try`` (a
     legacy import tried first, in the ``try`` body, still runs and is still reported)."""

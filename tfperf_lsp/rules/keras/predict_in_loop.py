@@ -2,15 +2,22 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import TYPE_CHECKING, Iterator, cast
 
-from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
-
+from tfperf_lsp.analysis.astutil import int_value, keyword
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.models import assigned_in
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.analysis.astutil import int_value
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, receiver_kind
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 _ONE_SAMPLE = {"numpy.expand_dims", "tensorflow.expand_dims"}
 _STACKERS = {"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.constant"}
@@ -105,7 +112,7 @@ class PredictInLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             func = call.func
@@ -121,7 +128,7 @@ class PredictInLoop(Rule):
             if isinstance(receiver, ast.Name) and any(assigned_in(loop, receiver.id) for loop in loops):
                 continue
             name = ast.unparse(receiver)
-            x = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "x"), None)
+            x = call.args[0] if call.args else keyword(call, "x")
             size = _small_input(facts, x, loops) if x is not None else None
             blocker = _fix_blocker(facts, call, kind, receiver)
             if size and not blocker:
@@ -130,14 +137,16 @@ class PredictInLoop(Rule):
                     f"`{name}.predict` on {size} per iteration pays predict's setup on every call: "
                     f"`{name}(x, training=False).numpy()` runs the model directly",
                     label="predict in loop",
+                    fix=partial(_call_directly, ctx, call, f"Call {name}(..., training=False).numpy()"),
                     fix_title=f"Call {name}(..., training=False).numpy()",
                     fix_applicability="unsafe",
                 )
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
             loop = loops[-1]
-            over = ctx.source.segment(loop.iter) if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
-            if over is not None and not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)):
+            item_loop = loop if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
+            over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
+            if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
                            f"`{name}({x_text}, training=False)` inside the loop")
@@ -151,13 +160,13 @@ class PredictInLoop(Rule):
                 severity=Severity.INFORMATION,
             )
 
-    def fix(self, ctx, finding):
-        facts = ctx.facts
-        call = next((c for c in facts.calls if ctx.source.span(c) == finding.span), None)
-        if call is None:
-            return None
-        edit = replace_in_statement(ctx.source, facts.statement_of(call), call, cst.Call, _direct_call)
-        return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
+
+
+def _call_directly(ctx: RuleContext, call: ast.Call, title: str) -> Fix | None:
+    """``model.predict(x, verbose=0)`` -> ``model(x, training=False).numpy()``: no predict set-up
+    per call."""
+    edit = replace_in_statement(ctx.source, ctx.facts.statement_of(call), call, cst.Call, _direct_call)
+    return Fix(title, (edit,), "unsafe") if edit else None
 
 
 def _direct_call(node: cst.Call) -> cst.CSTNode:
@@ -175,11 +184,12 @@ def _direct_call(node: cst.Call) -> cst.CSTNode:
             x = x.with_changes(comma=comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(last_line=closing.last_line)))
         else:
             x = x.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    direct = with_keyword(node.with_changes(func=node.func.value, args=[x]), "training", "False")
+    receiver = cast(cst.Attribute, node.func).value  # ``m.predict``: check() reports attribute calls only
+    direct = with_keyword(node.with_changes(func=receiver, args=[x]), "training", "False")
     return cst.Call(func=cst.Attribute(value=direct, attr=cst.Name("numpy")))
 
 
-def _fix_blocker(facts, call, kind, receiver) -> str | None:
+def _fix_blocker(facts: ModuleFacts, call: ast.Call, kind: str, receiver: ast.expr) -> str | None:
     if kind == "name":
         return "not visibly a Keras model"
     inputs = [a for a in call.args] + [k for k in call.keywords if k.arg == "x"]
@@ -192,7 +202,7 @@ def _fix_blocker(facts, call, kind, receiver) -> str | None:
     return None
 
 
-def _small_input(facts, x: ast.AST, loops, depth: int = 0) -> str | None:
+def _small_input(facts: ModuleFacts, x: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
     """"one sample" or "N rows" when the input is visibly small, else None."""
     if isinstance(x, ast.Subscript):
         parts = x.slice.elts if isinstance(x.slice, ast.Tuple) else [x.slice]
@@ -206,7 +216,7 @@ def _small_input(facts, x: ast.AST, loops, depth: int = 0) -> str | None:
     if isinstance(x, ast.Call):
         qualname = facts.qualname(x.func) or ""
         if qualname in _ONE_SAMPLE:
-            axis = x.args[1] if len(x.args) > 1 else next((k.value for k in x.keywords if k.arg == "axis"), None)
+            axis = x.args[1] if len(x.args) > 1 else keyword(x, "axis")
             return "one sample" if isinstance(axis, ast.Constant) and axis.value == 0 else None
         if qualname in _STACKERS and x.args and isinstance(x.args[0], ast.List) and len(x.args[0].elts) == 1:
             return "one sample"
@@ -222,7 +232,7 @@ def _small_input(facts, x: ast.AST, loops, depth: int = 0) -> str | None:
     return None
 
 
-def _slice_width(facts, part: ast.Slice) -> int | None:
+def _slice_width(facts: ModuleFacts, part: ast.Slice) -> int | None:
     """``i:i + 8`` -> 8 (the upper bound is the lower bound plus a constant)."""
     lower, upper = part.lower, part.upper
     if part.step is not None or upper is None or not isinstance(upper, ast.BinOp) or not isinstance(upper.op, ast.Add):
@@ -234,7 +244,7 @@ def _slice_width(facts, part: ast.Slice) -> int | None:
     return None
 
 
-def _is_loop_item(facts, loop: ast.For, x: ast.AST) -> bool:
+def _is_loop_item(facts: ModuleFacts, loop: ast.For, x: ast.AST) -> bool:
     """``x`` is (derived from) the loop's own item: ``for item, label in ds: predict(item)``."""
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(x))

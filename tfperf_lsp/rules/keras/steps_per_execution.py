@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.analysis.facts import walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import is_model_name
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, small_model, target_keras, tf_before
 
 STEPS = 32
@@ -123,7 +126,7 @@ class StepsPerExecution(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             func = call.func
@@ -150,23 +153,27 @@ class StepsPerExecution(Rule):
                 f"after every step: `compile(..., steps_per_execution={STEPS})` runs {STEPS} steps per call "
                 f"(batch callbacks then run every {STEPS} steps)",
                 label="steps_per_execution=1",
+                fix=partial(_add_steps_per_execution, ctx, call) if fixable else None,
                 fix_title=f"Add steps_per_execution={STEPS}" if fixable else None,
                 fix_applicability="unsafe",
             )
 
-    def fix(self, ctx, finding):
-        facts = ctx.facts
-        call = next((c for c in facts.calls if ctx.source.span(c) == finding.span), None)
-        if call is None:
-            return None
-        edit = replace_in_statement(
-            ctx.source, facts.statement_of(call), call, cst.Call,
-            lambda c: with_keyword(c, "steps_per_execution", str(STEPS)),
-        )
-        return Fix(finding.fix_title, (edit,), "unsafe") if edit else None
+
+def _add_steps_per_execution(ctx: RuleContext, call: ast.Call) -> Fix | None:
+    """``model.compile("sgd", "mse")`` -> ``model.compile("sgd", "mse", steps_per_execution=32)``:
+    ``fit`` runs 32 steps per call into the compiled train function."""
+    edit = replace_in_statement(
+        ctx.source, ctx.facts.statement_of(call), call, cst.Call,
+        lambda c: with_keyword(c, "steps_per_execution", str(STEPS)),
+    )
+    return Fix(f"Add steps_per_execution={STEPS}", (edit,), "unsafe") if edit else None
 
 
-def _fit_uses(facts, compile_call: ast.Call, name: str) -> list[ast.AST]:
+# A use of ``x.fit`` (a call, or the method passed on), the name ``x`` and the def it is in.
+FitUse = tuple[ast.expr, str, ast.AST | None]
+
+
+def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.expr]:
     """``name.fit`` uses (calls, or references passed on) for the model compiled by ``compile_call``:
     in the same scope after it, or in the callers of the factory that returns it."""
     every = _all_fit_uses(facts)
@@ -178,10 +185,10 @@ def _fit_uses(facts, compile_call: ast.Call, name: str) -> list[ast.AST]:
     return uses
 
 
-def _all_fit_uses(facts) -> list[tuple[ast.AST, str, ast.AST | None]]:
+def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
     """Every ``x.fit(...)`` call and ``x.fit`` passed as an argument: (node, x, scope). From the
     call list, not a tree walk (memoised on the facts object, which lives for one analysis)."""
-    cached = facts.__dict__.get("_tfperf_fit_uses")
+    cached: list[FitUse] | None = facts.__dict__.get("_tfperf_fit_uses")
     if cached is None:
         cached = []
         for call in facts.calls:
@@ -195,17 +202,17 @@ def _all_fit_uses(facts) -> list[tuple[ast.AST, str, ast.AST | None]]:
     return cached
 
 
-def _fits_in(every, scope, name: str, after: int) -> list[ast.AST]:
+def _fits_in(every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
     return [node for node, target, where in every if target == name and where is scope and node.lineno >= after]
 
 
-def _returns_name(fn, name: str) -> bool:
+def _returns_name(fn: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == name for n in walk_same_scope(fn))
 
 
-def _factory_results(facts, factory) -> list[tuple[ast.Call, str]]:
+def _factory_results(facts: ModuleFacts, factory: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, str]]:
     """``m = factory(...)`` calls, also through ``for fn in (factory, ...)`` / ``zip(fns, ...)``."""
-    aliases = {factory.name: None}
+    aliases: dict[str, ast.For | None] = {factory.name: None}
     for loop in facts.loops:
         if not isinstance(loop, ast.For):
             continue
@@ -218,8 +225,8 @@ def _factory_results(facts, factory) -> list[tuple[ast.Call, str]]:
     results = []
     for call in facts.calls:
         if isinstance(call.func, ast.Name) and call.func.id in aliases:
-            loop = aliases[call.func.id]
-            if loop is not None and not any(a is loop for a in facts.ancestors(call)):
+            alias_loop = aliases[call.func.id]
+            if alias_loop is not None and not any(a is alias_loop for a in facts.ancestors(call)):
                 continue
             stmt = facts.statement_of(call)
             if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
@@ -227,7 +234,7 @@ def _factory_results(facts, factory) -> list[tuple[ast.Call, str]]:
     return results
 
 
-def _listed(facts, iterable) -> set[str]:
+def _listed(facts: ModuleFacts, iterable: ast.AST | None) -> set[str]:
     """Names in a tuple/list display, or in the one a module-level name is assigned."""
     if isinstance(iterable, ast.Name):
         assigned = facts.module_assignments.get(iterable.id, [])

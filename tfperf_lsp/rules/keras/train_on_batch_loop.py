@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from tfperf_lsp.analysis.models import assigned_in
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import receiver_kind, uses_keras
 
 
@@ -94,7 +96,7 @@ class TrainOnBatchLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         if not uses_keras(facts):
             return
