@@ -18,7 +18,9 @@ A case's header takes options after its title, in brackets:
 - ``traced=NAME``: under TensorFlow, the case traces tf.function NAME more than once and the
   fixed case ``traces_after`` times (default 1); ``trace_counter=LIST`` counts traces by a
   module-level list the case's functions append to while tracing;
-- ``no_fix``: the rule flags the case but offers no fix (a precondition of the rewrite fails).
+- ``no_fix``: the rule flags the case but offers no fix (a precondition of the rewrite fails);
+- ``others=none`` / ``others=TFP301 TFP103``: with default settings, the other rules report
+  nothing / exactly these codes on the case (real-code regressions: nothing else may fire).
 
 A ``# %% verify`` (``# %% verify fixed``) cell after a case holds Python statements run under
 TensorFlow after the case (after its fixed version): assertions about what TensorFlow does. They
@@ -124,6 +126,14 @@ def analyse(case: Case, code: str, text: str | None = None):
     return analysis, [f for f in analysis.findings if f.code == code]
 
 
+def other_codes(case: Case, code: str) -> list[str]:
+    """The codes other rules report on the case, with default settings (as a user sees it)."""
+    from tfperf_lsp.engine import analyze
+
+    analysis = analyze(case.source, path=case.option("path"))
+    return sorted({f.code for f in analysis.findings if f.code != code})
+
+
 def fixed(case: Case, code: str) -> str:
     """The case after every fix (safe and unsafe) of rule ``code``, one at a time, re-analysing
     between them (engine.fixed_text). A fix that cannot be built stops it; the tests then find
@@ -158,7 +168,8 @@ def render(code: str, path: str | None = None) -> str:
         for finding in findings:
             start = finding.span.start
             fix = f" [fix: {finding.fix_title} ({finding.fix_applicability})]" if finding.fix_title else ""
-            out.append(f"{case.first_line + start.line + 1}:{start.col + 1} {finding.code} {finding.message}{fix}")
+            out.append(f"{case.first_line + start.line + 1}:{start.col + 1} {finding.code} "
+                       f"[{finding.severity.value}] {finding.message}{fix}")
         if any(f.fix_title for f in findings):
             after = fixed(case, code)
             diff = difflib.unified_diff(

@@ -46,6 +46,15 @@ def test_flagged_lines_are_the_marked_lines(code, case):
             assert finding.fix_title is None, "a precondition of the rewrite fails here: no fix"
 
 
+OTHERS = [(code, case) for code, case in CASES if case.option("others")]
+
+
+@pytest.mark.parametrize("code,case", OTHERS, ids=[f"{code}-{case.title}" for code, case in OTHERS])
+def test_other_rules_report_what_the_case_says(code, case):
+    expected = sorted(set(case.option("others", "").split()) - {"none"})
+    assert fixtures.other_codes(case, code) == expected
+
+
 @pytest.mark.parametrize("code,case", [c for c in CASES if c[1].expected_lines(c[0])],
                          ids=[f"{code}-{case.title}" for code, case in CASES if case.expected_lines(code)])
 def test_fixed_case_compiles_and_is_clean(code, case):
