@@ -51,7 +51,7 @@ def test_check_mode_fails_when_package_json_is_out_of_step(tmp_path):
 
 def _client_readme_rows():
     section = read("client-vscode", "README.md").split("## Settings", 1)[1].split("\n## ", 1)[0]
-    return {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(r"^\| `tfperf\.([\w.]+)` \| `([^`]*)` \| (.*) \|$", section, re.M)}
+    return {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(r"^\| `tfperf\.([\w.]+)` \| `([^`]*)` \| (.*) \|$", section, re.MULTILINE)}
 
 
 def test_client_readme_settings_table_lists_every_editor_setting_with_its_default_and_range():

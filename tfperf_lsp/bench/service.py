@@ -12,32 +12,29 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
+from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.bench.cache import ResultCache, cache_key, workspace_imports
 from tfperf_lsp.bench.plans import Plan, build_plan
 from tfperf_lsp.bench.protocol import Device, Result
 from tfperf_lsp.bench.report import fmt_time, hover_lines
-from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.bench.ship import parse_command
 
 log = logging.getLogger("tfperf_lsp.bench")
-
-
-def _default(key: str):
-    return field(default_factory=lambda: schema.default(key))
 
 
 @dataclass
 class BenchSettings:
     """The ``benchmark`` settings; defaults and ranges are ``settings_schema``'s."""
 
-    time_budget: float = _default("benchmark.timeBudget")
-    timeout: float = _default("benchmark.timeout")
-    device: str = _default("benchmark.device")
-    max_input_mb: float = _default("benchmark.maxInputMB")
-    memory_limit_mb: float = _default("benchmark.memoryLimitMB")
-    worker_command: list[str] = _default("benchmark.workerCommand")
+    time_budget: float = field(default_factory=partial(schema.default, "benchmark.timeBudget"))
+    timeout: float = field(default_factory=partial(schema.default, "benchmark.timeout"))
+    device: str = field(default_factory=partial(schema.default, "benchmark.device"))
+    max_input_mb: float = field(default_factory=partial(schema.default, "benchmark.maxInputMB"))
+    memory_limit_mb: float = field(default_factory=partial(schema.default, "benchmark.memoryLimitMB"))
+    worker_command: list[str] = field(default_factory=partial(schema.default, "benchmark.workerCommand"))
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None) -> "BenchSettings":
