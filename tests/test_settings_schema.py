@@ -166,3 +166,22 @@ def test_cli_help_takes_ranges_and_defaults_from_the_schema():
     helps = {a.dest: a.help for a in commands.choices["bench"]._actions}
     assert "5 to 3600; default 60" in helps["timeout"]
     assert "0.2 to 10; default 3" in helps["budget"]
+
+
+def test_the_server_clamps_reports_once_and_keeps_last_good_values(caplog, tmp_path, monkeypatch):
+    monkeypatch.setenv("TFPERF_CACHE_DIR", str(tmp_path))
+    from tfperf_lsp.lsp.state import ServerState
+
+    state = ServerState(server=None)
+    with caplog.at_level("WARNING", logger="tfperf_lsp"):
+        for _ in range(2):
+            state.update_options({"benchmark": {"timeout": 1, "device": "GPU"}, "inlayHints": "yes", "logLevel": "chatty"})
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "settings: benchmark.timeout = 1 is below the minimum 5; using 5",
+        "settings: logLevel: 'chatty' is not one of error, warning, info, debug; keeping info",
+        "settings: inlayHints: 'yes' is not true or false; keeping true",
+    ]
+    assert state.bench.settings.timeout == 5 and state.bench.settings.device == "gpu:0"
+    assert state.options["logLevel"] == "info"
+    state.bench.close()
