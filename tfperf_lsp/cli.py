@@ -13,7 +13,7 @@ import os
 import sys
 from dataclasses import replace
 
-from tfperf_lsp import __version__
+from tfperf_lsp import __version__, settings_schema
 from tfperf_lsp.files import FileProblem, discover, read_source, write_source
 from tfperf_lsp.output import FORMATS, Report, problems_text, render, statistics, use_colour
 
@@ -86,9 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--line", type=int, default=None, help="only findings on this line (1-based)")
     bench.add_argument("--select", action="append", default=None, metavar="CODE|PREFIX|CATEGORY|NAME", help="only findings of these rules")
     bench.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text")
-    bench.add_argument("--budget", type=float, default=None, help="seconds of timed pairs per finding")
-    bench.add_argument("--timeout", type=float, default=None, help="seconds before a benchmark is stopped")
-    bench.add_argument("--device", default=None, help="auto, cpu or gpu:N")
+    budget, timeout = settings_schema.setting("benchmark.timeBudget"), settings_schema.setting("benchmark.timeout")
+    bench.add_argument("--budget", type=float, default=None,
+                       help=f"seconds of timed pairs per finding ({budget.range_text()}; default {budget.default:g})")
+    bench.add_argument("--timeout", type=float, default=None,
+                       help=f"seconds before a benchmark is stopped ({timeout.range_text()}; default {timeout.default:g})")
+    bench.add_argument("--device", default=None, help=f"auto, cpu or gpu:N (default {settings_schema.default('benchmark.device')})")
     bench.add_argument("--worker", default=None, help="command prefix that runs Python for the worker")
     bench.add_argument("--no-cache", action="store_true", help="measure again even if a result is cached")
     bench.add_argument("--fail-on", action="append", default=None, metavar="CONDITION",

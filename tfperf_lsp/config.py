@@ -28,7 +28,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from tfperf_lsp import selectors
+from tfperf_lsp import selectors, settings_schema
 from tfperf_lsp.model import Severity
 
 _SEVERITIES = {s.value: s for s in Severity}
@@ -57,24 +57,23 @@ class DeviceFacts:
         return f"a {what} (from {whence})"
 
 
-# Keys [tool.tfperf] understands; anything else gets a warning naming the nearest one.
-PROJECT_KEYS = (
-    "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "extend-per-file-ignores",
-    "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "include", "rules", "device", "keras-version",
-    "kerasVersion", "inlayHints", "lintOnChange", "lint-tests", "lintTests", "codeLens",
-)
+# Keys [tool.tfperf] understands (settings_schema says which); anything else gets a warning naming the nearest one.
+PROJECT_KEYS = settings_schema.project_keys()
 
 
 @dataclass(frozen=True)
 class Settings:
+    """Defaults and valid values are ``settings_schema``'s."""
+
     enabled: frozenset[str] | None = None  # rule codes; None = the defaults (every rule but opt-in ones)
     severities: dict[str, Severity] = field(default_factory=dict)
-    inlay_hints: bool = True
-    code_lens: bool = True  # "Benchmark ..." lenses, only where a benchmark can run
-    lint_on_change: bool = True
+    inlay_hints: bool = settings_schema.default("inlayHints")
+    code_lens: bool = settings_schema.default("codeLens")  # "Benchmark ..." lenses, only where a benchmark can run
+    lint_on_change: bool = settings_schema.default("lintOnChange")
     device: DeviceFacts = DeviceFacts()
-    keras_version: str | None = None  # "2" / "3" when known from the environment
-    lint_tests: bool = False  # performance rules in test code (off: tests are not where speed matters)
+    keras_version: str | None = settings_schema.default("kerasVersion")  # "2" / "3" when known from the environment
+    # performance rules in test code (off: tests are not where speed matters)
+    lint_tests: bool = settings_schema.default("lintTests")
     problems: tuple[str, ...] = ()  # invalid settings, reported to the user, never fatal
     unknown_rules: tuple[str, ...] = ()  # selectors that name no rule (the CLI exits 2)
     # (root, glob, selectors): glob matched relative to root, as ruff's per-file-ignores
@@ -123,7 +122,7 @@ class Settings:
                 enabled |= selector.codes
                 severities.update({c: _SEVERITIES[value] for c in selector.codes})
             else:
-                problems.append(f"`rules.{code}` = {value!r}: expected off, error, warning, information or hint")
+                problems.append(f"`rules.{code}` = {value!r}: expected {', '.join(settings_schema.SEVERITIES)}")
         per_file = self.per_file_ignores
         base = root or os.getcwd()
         if _option(options, "per-file-ignores") is not None:
@@ -143,21 +142,18 @@ class Settings:
             new = [u for u in unknown[len(self.unknown_rules):]]
             problems.append("unknown rule codes or selectors: " + ", ".join(dict.fromkeys(new)) + " (`tfperf rules` lists them)")
         device = _device_from(options.get("device"), self.device, problems)
-        inlay = options.get("inlayHints", self.inlay_hints)
-        code_lens = options.get("codeLens", self.code_lens)
-        lint_on_change = options.get("lintOnChange", self.lint_on_change)
+        inlay = _boolean(options, "inlayHints", self.inlay_hints, problems)
+        code_lens = _boolean(options, "codeLens", self.code_lens, problems)
+        lint_on_change = _boolean(options, "lintOnChange", self.lint_on_change, problems)
         keras = _option(options, "keras-version") or self.keras_version
-        lint_tests = options.get("lint-tests", options.get("lintTests", self.lint_tests))
-        if not isinstance(lint_tests, bool):
-            problems.append(f"`lint-tests` = {lint_tests!r}: expected true or false")
-            lint_tests = self.lint_tests
+        lint_tests = _boolean(options, "lintTests", self.lint_tests, problems, "lint-tests")
         return replace(
             self,
             enabled=frozenset(enabled),
             severities=severities,
-            inlay_hints=bool(inlay),
-            code_lens=bool(code_lens),
-            lint_on_change=bool(lint_on_change),
+            inlay_hints=inlay,
+            code_lens=code_lens,
+            lint_on_change=lint_on_change,
             device=device,
             keras_version=str(keras) if keras else None,
             lint_tests=lint_tests,
@@ -206,6 +202,18 @@ def _string_list(value: Any, key: str, problems: list[str]) -> list[str]:
         problems.append(f"`{key}` must be a list of rule codes or categories")
         return []
     return list(value)
+
+
+def _boolean(options: dict[str, Any], key: str, keep: bool, problems: list[str], project_key: str | None = None) -> bool:
+    """A true/false setting (``key`` as editors spell it, or ``project_key`` as pyproject does); anything
+    else keeps ``keep`` and is reported."""
+    value = options.get(project_key, options.get(key)) if project_key else options.get(key)
+    if value is None:
+        return keep
+    used, problem = settings_schema.check_boolean(project_key or key, value, keep)
+    if problem:
+        problems.append(problem)
+    return used
 
 
 def _option(options: dict[str, Any], key: str) -> Any:

@@ -12,16 +12,13 @@ from dataclasses import dataclass
 
 import pathspec
 
+from tfperf_lsp import settings_schema
+
 MAX_BYTES = 5_000_000  # larger files are generated code or data; analysing them helps nobody
-SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # `include` in [tool.tfperf] replaces it
+SOURCE_SUFFIXES = tuple(settings_schema.default("include"))  # `include` in [tool.tfperf] replaces it
 # Folders and files skipped by default, as ruff's default `exclude`. `exclude` in [tool.tfperf]
 # or on the command line replaces this list; `extend-exclude` adds to it.
-DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
-    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
-    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
-    "venv",
-)
+DEFAULT_EXCLUDE = tuple(settings_schema.default("exclude"))
 
 
 @dataclass(frozen=True)
@@ -44,8 +41,8 @@ class FileSelection:
     # (root, glob): a glob with a slash is relative to its root (the pyproject's folder, or the
     # current folder for the command line's); one without matches a name anywhere.
     exclude: tuple[tuple[str, str], ...] = tuple((".", g) for g in DEFAULT_EXCLUDE)
-    respect_gitignore: bool = True
-    force_exclude: bool = False  # also exclude files named on the command line
+    respect_gitignore: bool = settings_schema.default("respectGitignore")
+    force_exclude: bool = settings_schema.default("forceExclude")  # also exclude files named on the command line
     include: tuple[str, ...] = SOURCE_SUFFIXES  # extensions a directory walk reads
 
     @functools.cached_property
@@ -84,7 +81,8 @@ def selection_from(layers: list[tuple[dict, str]]) -> FileSelection:
     """Apply ``exclude`` (replaces), ``extend-exclude`` (adds), ``respect-gitignore`` and
     ``force-exclude`` of each (options, root) layer in turn: [tool.tfperf], then the command line."""
     exclude = [(".", g) for g in DEFAULT_EXCLUDE]
-    respect, force, include = True, False, SOURCE_SUFFIXES
+    respect, force = settings_schema.default("respectGitignore"), settings_schema.default("forceExclude")
+    include = SOURCE_SUFFIXES
     for options, root in layers:
         wanted = options.get("include")
         if isinstance(wanted, list) and wanted and all(isinstance(w, str) for w in wanted):

@@ -37,6 +37,11 @@ def run_bench_command(args) -> int:
         if isinstance(baseline, str):
             print(f"tfperf bench: {baseline}", file=sys.stderr)
             return 2
+    given = {"timeBudget": args.budget, "timeout": args.timeout, "device": args.device,
+             "workerCommand": args.worker.split() if args.worker else None}
+    settings, setting_problems = BenchSettings.parse({k: v for k, v in given.items() if v is not None})
+    for problem in setting_problems:  # the same checks and messages as the editor's settings
+        print(f"tfperf bench: {_flag_for(problem)}", file=sys.stderr)
     codes: set[str] | None = None
     if args.select:
         codes = set()
@@ -74,10 +79,7 @@ def run_bench_command(args) -> int:
         print(f"{' '.join(args.paths)}: no finding to benchmark{where} (`tfperf check` lists the findings)", file=sys.stderr)
         _print_skipped(skipped, args.format == "json")
         return 2 if args.line or args.select or problems else 0
-    options = {"timeBudget": args.budget or 3.0, "timeout": args.timeout or 60.0, "device": args.device or "auto"}
-    if args.worker:
-        options["workerCommand"] = args.worker.split()
-    service = BenchService(BenchSettings.from_options(options))
+    service = BenchService(settings)
     entries = []
     try:
         for index, (path, analysis, finding) in enumerate(todo, 1):
@@ -114,6 +116,16 @@ def run_bench_command(args) -> int:
         if failures:
             print(f"tfperf bench: failing on {', '.join(failures)} (--fail-on)", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _flag_for(problem: str) -> str:
+    """A settings problem in the command line's words: ``benchmark.timeout`` -> ``--timeout``."""
+    from tfperf_lsp import settings_schema
+
+    for setting in settings_schema.SETTINGS:
+        if setting.cli and problem.startswith(setting.key):
+            return setting.cli + problem[len(setting.key):]
+    return problem
 
 
 def _fail_on(args) -> set[str] | str:

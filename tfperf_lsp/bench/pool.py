@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tfperf_lsp import settings_schema
+
 from . import protocol, report
 from . import ship as ship_module
 from .procs import WorkerProcess, native_frames, variant_of, worker_argv, worker_env
@@ -53,8 +55,9 @@ def _cancelled(cancel) -> bool:
 
 
 class WorkerPool:
-    def __init__(self, command: list[str] | None = None, *, memory_limit_mb: int | None = 4096,
-                 timeout_s: float = 60.0, start_timeout_s: float = 120.0, keep_spare: bool = True,
+    def __init__(self, command: list[str] | None = None, *,
+                 memory_limit_mb: int | None = int(settings_schema.default("benchmark.memoryLimitMB")),
+                 timeout_s: float = settings_schema.default("benchmark.timeout"), start_timeout_s: float = 120.0, keep_spare: bool = True,
                  cwd: str | None = None, env: dict | None = None,
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
                  max_output_bytes: int = 8 << 20, ship: bool | None = None):

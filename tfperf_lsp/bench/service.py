@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
+from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.bench.cache import ResultCache, cache_key, workspace_imports
 from tfperf_lsp.bench.plans import Plan, build_plan
 from tfperf_lsp.bench.protocol import Device, Result
@@ -26,12 +27,14 @@ log = logging.getLogger("tfperf_lsp.bench")
 
 @dataclass
 class BenchSettings:
-    time_budget: float = 3.0
-    timeout: float = 60.0
-    device: str = "auto"
-    max_input_mb: float = 512
-    memory_limit_mb: float = 4096
-    worker_command: list[str] = field(default_factory=list)
+    """The ``benchmark`` settings; defaults and ranges are ``settings_schema``'s."""
+
+    time_budget: float = field(default_factory=partial(schema.default, "benchmark.timeBudget"))
+    timeout: float = field(default_factory=partial(schema.default, "benchmark.timeout"))
+    device: str = field(default_factory=partial(schema.default, "benchmark.device"))
+    max_input_mb: float = field(default_factory=partial(schema.default, "benchmark.maxInputMB"))
+    memory_limit_mb: float = field(default_factory=partial(schema.default, "benchmark.memoryLimitMB"))
+    worker_command: list[str] = field(default_factory=partial(schema.default, "benchmark.workerCommand"))
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None) -> "BenchSettings":
@@ -39,23 +42,21 @@ class BenchSettings:
 
     @classmethod
     def parse(cls, options: Any, previous: "BenchSettings | None" = None) -> tuple["BenchSettings", list[str]]:
-        """Settings from the `benchmark` options, and what was wrong with them: a bad value
-        keeps the previous good one (or the default) instead of raising."""
+        """Settings from the `benchmark` options, and what was wrong with them: a value of the
+        wrong type keeps the previous good one (or the default), a number out of range is clamped
+        to the schema's bound; each with a message, never raising."""
         base = previous or cls()
         if not isinstance(options, dict):
             return base, ([] if options is None else [f"benchmark: expected an object, got {options!r}"])
         problems: list[str] = []
 
-        def number(key: str, attr: str, low: float, high: float | None = None) -> float:
-            value = options.get(key, getattr(cls(), attr))
-            try:
-                if isinstance(value, bool) or not math.isfinite(float(value)):
-                    raise ValueError
-                value = float(value)
-            except (TypeError, ValueError):
-                problems.append(f"benchmark.{key}: {value!r} is not a number; keeping {getattr(base, attr):g}")
-                return getattr(base, attr)
-            return max(low, value) if high is None else min(high, max(low, value))
+        def value(key: str, attr: str, check) -> Any:
+            if key not in options or options[key] is None:
+                return schema.default(f"benchmark.{key}")
+            used, problem = check(f"benchmark.{key}", options[key], getattr(base, attr))
+            if problem:
+                problems.append(problem)
+            return used
 
         raw = options.get("workerCommand")
         try:  # a list as is, a string split the way a shell would ("ssh gpu 'python3 -X dev'")
@@ -65,16 +66,12 @@ class BenchSettings:
         except ValueError:
             problems.append(f"benchmark.workerCommand: {raw!r} is not a command line; keeping the previous one")
             command = base.worker_command
-        device = options.get("device", "auto")
-        if not isinstance(device, str):
-            problems.append(f"benchmark.device: {device!r} is not a string; keeping {base.device!r}")
-            device = base.device
         settings = cls(
-            time_budget=number("timeBudget", "time_budget", 0.2, 10.0),
-            timeout=number("timeout", "timeout", 5.0),
-            device=device,
-            max_input_mb=number("maxInputMB", "max_input_mb", 1.0),
-            memory_limit_mb=number("memoryLimitMB", "memory_limit_mb", 256.0),
+            time_budget=value("timeBudget", "time_budget", schema.check_number),
+            timeout=value("timeout", "timeout", schema.check_number),
+            device=value("device", "device", schema.check_device),
+            max_input_mb=value("maxInputMB", "max_input_mb", schema.check_number),
+            memory_limit_mb=value("memoryLimitMB", "memory_limit_mb", schema.check_number),
             worker_command=list(command),
         )
         return settings, problems

@@ -14,6 +14,7 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
+from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.analysis.workspace import WorkspaceIndex
 from tfperf_lsp.bench.plans import benchmark_title
 from tfperf_lsp.bench.service import BenchService, BenchSettings, result_markdown, short_verdict
@@ -78,18 +79,19 @@ class ServerState:
             self.trusted = options["workspaceTrusted"] is not False
             self.trust_explicit = options["workspaceTrusted"] is True
         bench, problems = BenchSettings.parse(merged.get("benchmark"), self.bench.settings)
-        level = merged.get("logLevel", "info")
-        if not isinstance(level, str) or not isinstance(getattr(logging, level.upper(), None), int):
-            problems.append(f"logLevel: {level!r} is not one of debug, info, warning, error")
-            merged["logLevel"] = self.options.get("logLevel", "info")
-        try:
-            settings_for(None, merged)
+        if merged.get("logLevel") is not None:
+            level, problem = schema.check_enum("logLevel", merged["logLevel"], self.options.get("logLevel", schema.default("logLevel")),
+                                               aliases={"warn": "warning"})
+            merged["logLevel"] = level
+            problems += [problem] if problem else []
+        try:  # the editor's booleans, rules and selectors: config.Settings checks them against the schema
+            problems += settings_for(None, merged).problems
         except Exception as exc:  # noqa: BLE001 - a value the settings cannot take: keep the old ones
             problems.append(f"settings: {exc}; keeping the previous settings")
             merged = {**self.options, "benchmark": merged.get("benchmark")}
         self.options = merged
         self.bench.configure(bench)
-        logging.getLogger("tfperf_lsp").setLevel(getattr(logging, str(merged.get("logLevel", "info")).upper(), logging.INFO))
+        logging.getLogger("tfperf_lsp").setLevel(getattr(logging, str(merged.get("logLevel") or schema.default("logLevel")).upper()))
         for problem in problems:
             if problem not in self.reported_problems:
                 self.reported_problems.add(problem)

@@ -1,5 +1,8 @@
 // VS Code `tfperf.*` settings -> the server's initializationOptions / `tfperf` configuration section
 // (docs/contract.md, "initializationOptions"). Pure: the caller passes a reader over the settings.
+// Defaults, ranges and allowed values come from package.json's contributes.configuration, which is
+// generated from the server's tfperf_lsp/settings_schema.py.
+import * as manifest from '../../package.json';
 
 export type Severity = 'off' | 'error' | 'warning' | 'information' | 'hint';
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
@@ -30,23 +33,47 @@ export interface MappedSettings {
     problems: string[];
 }
 
+/** What package.json says about one setting (VS Code enforces its type, minimum, maximum and enum). */
+export interface ContributedSetting {
+    type?: string;
+    default?: unknown;
+    minimum?: number;
+    maximum?: number;
+    enum?: string[];
+    pattern?: string;
+}
+
+const CONTRIBUTED = manifest.contributes.configuration.properties as Record<string, ContributedSetting>;
+
+/** A `tfperf.*` setting as package.json contributes it. package.json's configuration is generated from
+ * tfperf_lsp/settings_schema.py, so defaults and ranges here are the server's: none are written in this file. */
+export function contributed(key: string): ContributedSetting {
+    const setting = CONTRIBUTED[`tfperf.${key}`];
+    if (setting === undefined) {
+        throw new Error(`tfperf.${key} is not contributed in package.json`);
+    }
+    return setting;
+}
+
+function defaultOf<T>(key: string): T {
+    return structuredClone(contributed(key).default) as T;
+}
+
 export const DEFAULTS: Omit<ServerSettings, 'workspaceTrusted'> = {
-    rules: {},
-    inlayHints: true,
-    codeLens: true,
-    lintOnChange: true,
-    logLevel: 'info',
+    rules: defaultOf('rules'),
+    inlayHints: defaultOf('inlayHints'),
+    codeLens: defaultOf('codeLens'),
+    lintOnChange: defaultOf('lintOnChange'),
+    logLevel: defaultOf('logLevel'),
     benchmark: {
-        timeBudget: 3.0,
-        timeout: 60.0,
-        device: 'auto',
-        maxInputMB: 512,
-        memoryLimitMB: 4096,
-        workerCommand: [],
+        timeBudget: defaultOf('benchmark.timeBudget'),
+        timeout: defaultOf('benchmark.timeout'),
+        device: defaultOf('benchmark.device'),
+        maxInputMB: defaultOf('benchmark.maxInputMB'),
+        memoryLimitMB: defaultOf('benchmark.memoryLimitMB'),
+        workerCommand: defaultOf('benchmark.workerCommand'),
     },
 };
-
-export const MAX_TIME_BUDGET_S = 10; // the server's upper bound (contract)
 
 const SEVERITY_ALIASES: Record<string, Severity> = {
     off: 'off', none: 'off', false: 'off',
@@ -56,24 +83,28 @@ const SEVERITY_ALIASES: Record<string, Severity> = {
     hint: 'hint',
 };
 
-const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
+const LOG_LEVELS = contributed('logLevel').enum as readonly LogLevel[];
 
-/** "auto", "cpu", "gpu:N"; a bare "gpu" means the first GPU. */
+const DEVICE_PATTERN = new RegExp(contributed('benchmark.device').pattern ?? '^(auto|cpu|gpu(:[0-9]+)?)$');
+
+/** "auto", "cpu", "gpu:N"; a bare "gpu" means the first GPU (as the server's settings_schema.normalize_device). */
 export function normalizeDevice(value: unknown): string | undefined {
     if (typeof value !== 'string') {
         return undefined;
     }
     const v = value.trim().toLowerCase();
-    if (v === 'gpu') {
-        return 'gpu:0';
+    if (!DEVICE_PATTERN.test(v)) {
+        return undefined;
     }
-    return /^(auto|cpu|gpu:\d+)$/.test(v) ? v : undefined;
+    return v === 'gpu' ? 'gpu:0' : v;
 }
 
 export function toServerSettings(read: SettingReader, workspaceTrusted: boolean): MappedSettings {
     const problems: string[] = [];
 
-    const number = (key: string, fallback: number, min: number, max: number): number => {
+    // The range is package.json's (the server's, from settings_schema.py): out of range is clamped to the
+    // nearest bound and reported, as the server does.
+    const number = (key: string, fallback: number): number => {
         const raw = read(key);
         if (raw === undefined || raw === null) {
             return fallback;
@@ -82,10 +113,14 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
             problems.push(`tfperf.${key} must be a number; using ${fallback}.`);
             return fallback;
         }
-        if (raw < min || raw > max) {
-            const clamped = Math.min(max, Math.max(min, raw));
-            problems.push(`tfperf.${key} = ${raw} is outside ${min}..${max}; using ${clamped}.`);
-            return clamped;
+        const { minimum, maximum } = contributed(key);
+        if (minimum !== undefined && raw < minimum) {
+            problems.push(`tfperf.${key} = ${raw} is below the minimum ${minimum}; using ${minimum}.`);
+            return minimum;
+        }
+        if (maximum !== undefined && raw > maximum) {
+            problems.push(`tfperf.${key} = ${raw} is above the maximum ${maximum}; using ${maximum}.`);
+            return maximum;
         }
         return raw;
     };
@@ -102,7 +137,7 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
         return raw;
     };
 
-    const rules: Record<string, Severity> = {};
+    const rules: Record<string, Severity> = { ...DEFAULTS.rules };
     const rawRules = read('rules');
     if (rawRules !== undefined && rawRules !== null) {
         if (typeof rawRules !== 'object' || Array.isArray(rawRules)) {
@@ -144,7 +179,7 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
         }
     }
 
-    let workerCommand: string[] = [];
+    let workerCommand: string[] = [...DEFAULTS.benchmark.workerCommand];
     const rawCommand = read('benchmark.workerCommand');
     if (rawCommand !== undefined && rawCommand !== null) {
         if (Array.isArray(rawCommand) && rawCommand.every((part) => typeof part === 'string')) {
@@ -163,11 +198,11 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
             lintOnChange: bool('lintOnChange', DEFAULTS.lintOnChange),
             logLevel,
             benchmark: {
-                timeBudget: number('benchmark.timeBudget', DEFAULTS.benchmark.timeBudget, 0.1, MAX_TIME_BUDGET_S),
-                timeout: number('benchmark.timeout', DEFAULTS.benchmark.timeout, 1, 3600),
+                timeBudget: number('benchmark.timeBudget', DEFAULTS.benchmark.timeBudget),
+                timeout: number('benchmark.timeout', DEFAULTS.benchmark.timeout),
                 device,
-                maxInputMB: number('benchmark.maxInputMB', DEFAULTS.benchmark.maxInputMB, 1, 1024 * 1024),
-                memoryLimitMB: number('benchmark.memoryLimitMB', DEFAULTS.benchmark.memoryLimitMB, 256, 1024 * 1024),
+                maxInputMB: number('benchmark.maxInputMB', DEFAULTS.benchmark.maxInputMB),
+                memoryLimitMB: number('benchmark.memoryLimitMB', DEFAULTS.benchmark.memoryLimitMB),
                 workerCommand,
             },
         },

@@ -2,7 +2,7 @@
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
-import { toServerSettings } from '../../src/core/settings';
+import { ServerSettings, toServerSettings } from '../../src/core/settings';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
 const contributed = Object.keys(manifest.contributes.configuration.properties).map((k) => k.replace(/^tfperf\./, ''));
@@ -19,6 +19,31 @@ describe('package.json settings', () => {
         const props = manifest.contributes.configuration.properties;
         const fromManifest = toServerSettings((key) => props[`tfperf.${key}`]?.default, true).settings;
         assert.deepStrictEqual(fromManifest, toServerSettings(() => undefined, true).settings);
+    });
+
+    it('every number setting is clamped to exactly the minimum and maximum package.json declares', () => {
+        const props = manifest.contributes.configuration.properties;
+        for (const [name, prop] of Object.entries(props as Record<string, { type: string; minimum?: number; maximum?: number }>)) {
+            const key = name.replace(/^tfperf\./, '');
+            if (prop.type !== 'number' || CLIENT_ONLY.includes(key)) {
+                continue;
+            }
+            const [group, field] = key.split('.') as ['benchmark', keyof ServerSettings['benchmark']];
+            assert.strictEqual(group, 'benchmark');
+            if (prop.minimum !== undefined) {
+                const { settings, problems } = toServerSettings((k) => (k === key ? prop.minimum! - 0.01 : undefined), true);
+                assert.strictEqual(settings.benchmark[field], prop.minimum, key);
+                assert.strictEqual(problems.length, 1, key);
+            }
+            if (prop.maximum !== undefined) {
+                const { settings, problems } = toServerSettings((k) => (k === key ? prop.maximum! + 1 : undefined), true);
+                assert.strictEqual(settings.benchmark[field], prop.maximum, key);
+                assert.strictEqual(problems.length, 1, key);
+            } else {
+                const { problems } = toServerSettings((k) => (k === key ? 1e12 : undefined), true);
+                assert.deepStrictEqual(problems, [], `${key} has no maximum: the client must not invent one`);
+            }
+        }
     });
 
     it('has an icon that is a PNG of at least 128x128', () => {

@@ -41,8 +41,19 @@ describe('toServerSettings', () => {
     it('clamps the time budget to the server maximum and explains why', () => {
         const { settings, problems } = toServerSettings(reader({ 'benchmark.timeBudget': 60 }), true);
         assert.strictEqual(settings.benchmark.timeBudget, 10);
-        assert.strictEqual(problems.length, 1);
-        assert.match(problems[0], /timeBudget = 60 is outside 0\.1\.\.10; using 10/);
+        assert.deepStrictEqual(problems, ['tfperf.benchmark.timeBudget = 60 is above the maximum 10; using 10.']);
+    });
+
+    it('raises a timeout below the server minimum (5 s) and says so, as the server does', () => {
+        const { settings, problems } = toServerSettings(reader({ 'benchmark.timeout': 1 }), true);
+        assert.strictEqual(settings.benchmark.timeout, 5);
+        assert.deepStrictEqual(problems, ['tfperf.benchmark.timeout = 1 is below the minimum 5; using 5.']);
+    });
+
+    it('passes values at the bounds through unchanged', () => {
+        const { settings, problems } = toServerSettings(reader({ 'benchmark.timeout': 5, 'benchmark.timeBudget': 0.2, 'benchmark.maxInputMB': 1e6 }), true);
+        assert.deepStrictEqual(problems, []);
+        assert.deepStrictEqual([settings.benchmark.timeout, settings.benchmark.timeBudget, settings.benchmark.maxInputMB], [5, 0.2, 1e6]);
     });
 
     it('replaces invalid values by defaults, one problem each', () => {
