@@ -89,15 +89,6 @@ CASES = [
             box_net(None, level)
         """, [], id="TFP303-keras-functional-builder"),
     # ---------------------------------------------------------------- correct idioms
-    pytest.param(  # tensorflow/examples model_maker core/task/model_spec/text_spec.py
-        "text_spec.py",
-        """
-        import tensorflow as tf
-
-        @tf.function
-        def predict_step(iterator):
-            return strategy.run(replicated_step, args=(next(iterator),))
-        """, [], id="TFP202-next-on-a-tf-data-iterator"),
     pytest.param(  # tensorflow/addons tensorflow_addons/utils/types.py
         "tensorflow_addons/utils/types.py",
         """
@@ -118,19 +109,6 @@ CASES = [
             partitioned_values = tf.dynamic_partition(values, partitions, num_partitions)
             return tf.stack([tf.reduce_sum(partition) for partition in partitioned_values])
         """, [], id="TFP403-dynamic-partition-pieces"),
-    pytest.param(  # a loop that builds a returned Python list inside a tf.function
-        "pyramid.py",
-        """
-        import tensorflow as tf
-
-        @tf.function
-        def pyramid(x, levels):
-            outputs = []
-            for level in range(levels):
-                x = tf.nn.avg_pool2d(x, 2, 2, "VALID")
-                outputs.append(x)
-            return outputs
-        """, [], id="TFP107-list-building-loop"),
     pytest.param(  # tensorflow/addons tensorflow_addons/losses/contrastive.py (a library loss)
         "tensorflow_addons/losses/contrastive.py",
         """
@@ -288,18 +266,6 @@ CASES = [
             model.fit(x, y, epochs=1, verbose=0)
         """, ["TFP806"], id="miss-TFP806-fit-in-loop"),
     pytest.param(
-        "step.py",
-        """
-        import tensorflow as tf
-
-        def train_step(x, y):
-            with tf.GradientTape() as tape:
-                loss = loss_fn(y, model(x))
-            grads = tape.gradient(loss, model.trainable_variables)
-            tf.clip_by_norm(grads[0], 15)
-            return grads
-        """, ["TFP204"], id="miss-TFP204-discarded-clip"),
-    pytest.param(
         "epochs.py",
         """
         import tensorflow as tf
@@ -312,22 +278,6 @@ CASES = [
             for batch in ds:
                 step(batch)
         """, ["TFP706"], id="miss-TFP706-dataset-rebuilt-per-epoch"),
-    pytest.param(
-        "index.py",
-        """
-        import tensorflow as tf
-
-        class Index:
-            def add(self, batch):
-                self.vectors = tf.concat([self.vectors, batch], axis=0)
-
-            @tf.function
-            def _search(self, vectors, query):
-                return tf.matmul(query, vectors, transpose_b=True)
-
-            def query(self, q):
-                return self._search(self.vectors, q)
-        """, ["TFP103"], id="miss-TFP103-growing-index-from-a-method"),
 ]
 
 
