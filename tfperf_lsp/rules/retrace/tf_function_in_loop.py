@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 from functools import partial
-from typing import Iterator, Union
+from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
@@ -13,7 +13,7 @@ from tfperf_lsp.rules.common import function_label
 from tfperf_lsp.rules.context import RuleContext
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-Loop = Union[ast.For, ast.AsyncFor, ast.While]
+Loop = ast.For | ast.AsyncFor | ast.While
 
 
 class TfFunctionInLoop(Rule):
