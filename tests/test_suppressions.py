@@ -62,8 +62,3 @@ def test_suppression_of_a_disabled_rule_is_reported_as_such():
     findings = analyze(LOOP.format(comment="  # tfperf: ignore[TFP101]"), settings=settings).findings
     assert [f.code for f in findings] == ["TFP901"]
     assert "not enabled" in findings[0].message
-
-
-def test_unused_ignore_file_is_reported():
-    findings = analyze("# tfperf: ignore-file[TFP805]\nx = 1\n", settings=UNUSED).findings
-    assert [f.code for f in findings] == ["TFP901"] and "in this file" in findings[0].message

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import short
+from tfperf_lsp.rules.context import RuleContext
 
 # Ops that return a new tensor and change nothing else: calling one as a statement is a no-op
 # (eager: computed and dropped every step; in a graph: pruned, so it never even runs).
@@ -84,7 +86,7 @@ class DiscardedOpResult(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             statement = facts.parent(call)

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.analysis.facts import walk_same_scope
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, short, tf_alias
+from tfperf_lsp.rules.context import RuleContext
 
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "datetime.datetime.now"}
 _PRINT_KEYWORDS = {"sep", "end"}  # tf.print understands these; not file= or flush=
+_FIX_TITLE = "Use tf.print (prints on every call)"
 
 
 class PythonSideEffect(Rule):
@@ -90,9 +94,11 @@ class PythonSideEffect(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        bodies = [(fn.node, function_label(fn)) for fn in facts.tf_functions if fn.node is not None]
+        bodies: list[tuple[ast.AST, str]] = [
+            (fn.node, function_label(fn)) for fn in facts.tf_functions if fn.node is not None
+        ]
         bodies += [(helper, function_label(origin)) for helper, origin in facts.traced_helpers.items()]
         seen: set[ast.AST] = set()
         for body, name in bodies:
@@ -106,7 +112,9 @@ class PythonSideEffect(Rule):
                     continue
                 yield from self._check_node(ctx, node, name, local, globals_declared)
 
-    def _check_node(self, ctx, node, name, local, globals_declared):
+    def _check_node(
+        self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str]
+    ) -> Iterator[Finding]:
         facts = ctx.facts
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -128,7 +136,8 @@ class PythonSideEffect(Rule):
                 ctx, func,
                 f"`print` in `{name}` runs only while tracing, not on every call: use `tf.print`",
                 label="prints only while tracing",
-                fix_title="Use tf.print (prints on every call)" if fixable else None,
+                fix=partial(_use_tf_print, ctx, func) if fixable else None,
+                fix_title=_FIX_TITLE if fixable else None,
                 fix_applicability="unsafe",
             )
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local):
@@ -160,9 +169,13 @@ class PythonSideEffect(Rule):
                 label="frozen at trace time",
             )
 
-    def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.print"), *extra))
+
+def _use_tf_print(ctx: RuleContext, print_name: ast.Name) -> Fix:
+    """``print("tracing", x)`` -> ``tf.print("tracing", x)``: prints on every call, not once
+    while tracing."""
+    span = ctx.source.span(print_name)
+    alias, extra = tf_alias(ctx, span.start.line)
+    return Fix(_FIX_TITLE, (Edit(span, f"{alias}.print"), *extra))
 
 
 def _outlives_call(target: ast.AST, local: set[str]) -> bool:
@@ -174,7 +187,7 @@ def _outlives_call(target: ast.AST, local: set[str]) -> bool:
     return False
 
 
-def _is_python_iterator(facts, target: ast.AST, at: ast.AST) -> bool:
+def _is_python_iterator(facts: ModuleFacts, target: ast.AST, at: ast.AST) -> bool:
     """``target`` is visibly a Python iterator: ``iter([...])``, ``iter(range(...))``, a generator
     expression or a generator function's result. ``next()`` on a ``tf.data`` iterator inside a
     tf.function is correct (it becomes an IteratorGetNext op: the TensorFlow guide's "this is

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import walk_same_scope
-from tfperf_lsp.model import Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.context import RuleContext
 
 _BUILTINS = frozenset(dir(builtins))
 _LIVE_CONSTRUCTORS = {"tensorflow.Variable"}  # a tf.Variable is read at run time: never stale
@@ -80,7 +82,7 @@ class StaleGlobalCapture(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         reassigned_via_global = _names_assigned_through_global(facts)
         for fn in facts.tf_functions:
@@ -107,7 +109,7 @@ class StaleGlobalCapture(Rule):
                 )
 
 
-def _names_assigned_through_global(facts) -> dict[str, int]:
+def _names_assigned_through_global(facts: ModuleFacts) -> dict[str, int]:
     """Globals assigned inside functions with ``global name``: name -> first such line."""
     result: dict[str, int] = {}
     for statement in facts.global_statements:
@@ -117,11 +119,19 @@ def _names_assigned_through_global(facts) -> dict[str, int]:
         declared = set(statement.names)
         for name, nodes in facts.assignments_in(fn).items():
             if name in declared:
-                result[name] = min([result.get(name, 10**9)] + [n.lineno for n in nodes])
+                result[name] = min([result.get(name, 10**9)] + [_line(n) for n in nodes])
     return result
 
 
-def _later_assignment(facts, name: str, defined_at: int, via_global: dict[str, int]) -> int | None:
+def _line(node: ast.AST) -> int:
+    """The line of an assigning node from ``assignments_in``: a statement, a ``:=``, or a
+    ``with`` item (which has no line of its own: its expression's)."""
+    if isinstance(node, ast.withitem):
+        return node.context_expr.lineno
+    return cast("ast.stmt | ast.expr", node).lineno
+
+
+def _later_assignment(facts: ModuleFacts, name: str, defined_at: int, via_global: dict[str, int]) -> int | None:
     assignments = facts.module_assignments.get(name, [])
     if not assignments and name not in via_global:
         return None
@@ -137,7 +147,7 @@ def _later_assignment(facts, name: str, defined_at: int, via_global: dict[str, i
     return None
 
 
-def _is_live(facts, stmt: ast.stmt) -> bool:
+def _is_live(facts: ModuleFacts, stmt: ast.stmt) -> bool:
     value = getattr(stmt, "value", None)
     return isinstance(value, ast.Call) and facts.qualname(value.func) in _LIVE_CONSTRUCTORS
 

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
-from tfperf_lsp.model import Severity
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.context import RuleContext
 
 _VARIABLE = "tensorflow.Variable"
 
@@ -79,7 +82,7 @@ class VariableInFunction(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for call in facts.calls:
             if facts.qualname(call.func) != _VARIABLE:
@@ -96,7 +99,7 @@ class VariableInFunction(Rule):
             )
 
 
-def _guarded(facts, call: ast.Call) -> bool:
+def _guarded(facts: ModuleFacts, call: ast.Call) -> bool:
     for ancestor in facts.ancestors(call):
         if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False

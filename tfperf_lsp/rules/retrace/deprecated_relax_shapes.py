@@ -1,10 +1,17 @@
 """TFP106: the deprecated ``experimental_relax_shapes=`` argument of tf.function."""
 from __future__ import annotations
 
+import ast
+from functools import partial
+from typing import Iterator
+
 from tfperf_lsp.analysis.facts import TF_FUNCTION
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import rename_keyword_edit
+from tfperf_lsp.rules.context import RuleContext
+
+_FIX_TITLE = "Rename to reduce_retracing="
 
 
 class DeprecatedRelaxShapes(Rule):
@@ -62,7 +69,7 @@ class DeprecatedRelaxShapes(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for call in ctx.facts.calls:
             if ctx.facts.qualname(call.func) != TF_FUNCTION:
                 continue
@@ -73,15 +80,12 @@ class DeprecatedRelaxShapes(Rule):
                         kw,
                         "`experimental_relax_shapes` is deprecated: use `reduce_retracing`",
                         label="deprecated",
-                        fix_title="Rename to reduce_retracing=",
-                        call_line=call.lineno,
-                        call_col=call.col_offset,
+                        fix=partial(_rename, ctx, call),
+                        fix_title=_FIX_TITLE,
                     )
 
-    def fix(self, ctx, finding):
-        call = next(
-            c for c in ctx.facts.calls
-            if c.lineno == finding.data["call_line"] and c.col_offset == finding.data["call_col"]
-        )
-        edit = rename_keyword_edit(ctx, call, "experimental_relax_shapes", "reduce_retracing")
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+def _rename(ctx: RuleContext, call: ast.Call) -> Fix | None:
+    """``tf.function(f, experimental_relax_shapes=True)`` -> ``tf.function(f, reduce_retracing=True)``."""
+    edit = rename_keyword_edit(ctx, call, "experimental_relax_shapes", "reduce_retracing")
+    return Fix(_FIX_TITLE, (edit,)) if edit else None

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from tfperf_lsp.analysis.facts import target_names, walk_same_scope
-from tfperf_lsp.model import Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import eager_loop_calls, function_label
+from tfperf_lsp.rules.context import RuleContext
 
 
 class FreshObjectArgument(Rule):
@@ -75,7 +77,7 @@ class FreshObjectArgument(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         local_classes = {cls.name for cls in facts.classes if facts.scope_of(cls) is None}
         for site in eager_loop_calls(ctx):

@@ -2,16 +2,20 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator, TypeGuard
 
-from tfperf_lsp.analysis.facts import walk_same_scope
-from tfperf_lsp.model import Edit, Fix, Severity
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, tf_alias
+from tfperf_lsp.rules.context import RuleContext
 
 LARGE_UNROLL = 50  # iterations; below this, unrolling is often as fast (and XLA-friendly)
 # Calls in a loop body that a tf.range (tf.while_loop) cannot carry across iterations as-is.
 _UNCONVERTIBLE = {"append", "extend", "insert", "pop", "numpy"}
 _SHAPE_CHANGING = {"tensorflow.concat", "tensorflow.stack", "tensorflow.pad", "tensorflow.expand_dims"}
+_FIX_TITLE = "Use tf.range (a graph loop)"
 
 
 class PythonLoopInGraph(Rule):
@@ -103,7 +107,7 @@ class PythonLoopInGraph(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for fn in facts.tf_functions:
             if fn.node is None:
@@ -112,10 +116,11 @@ class PythonLoopInGraph(Rule):
             for loop in walk_same_scope(fn.node):
                 if not isinstance(loop, ast.For) or not _is_range(loop.iter):
                     continue
-                if not _does_tensor_work(facts, fn, loop) or _indexes_python_data(loop) or _builds_python_list(loop):
+                range_call = loop.iter
+                if not _does_tensor_work(facts, fn.node, params, loop) or _indexes_python_data(loop) or _builds_python_list(loop):
                     continue
                 bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)} & params
-                literal = _literal_bound(loop.iter)
+                literal = _literal_bound(range_call)
                 name = function_label(fn)
                 convertible = _convertible(facts, loop)
                 if bound_names:
@@ -137,19 +142,24 @@ class PythonLoopInGraph(Rule):
                     continue
                 yield self.finding(
                     ctx,
-                    loop.iter.func,
+                    range_call.func,
                     message,
                     label=label,
                     severity=severity,
-                    fix_title="Use tf.range (a graph loop)" if convertible else None,
+                    fix=partial(_use_tf_range, ctx, range_call.func) if convertible else None,
+                    fix_title=_FIX_TITLE if convertible else None,
                 )
 
-    def fix(self, ctx, finding):
-        alias, extra = tf_alias(ctx, finding.span.start.line)
-        return Fix(finding.fix_title, (Edit(finding.span, f"{alias}.range"), *extra))
+
+def _use_tf_range(ctx: RuleContext, range_name: ast.expr) -> Fix:
+    """``for _ in range(steps):`` -> ``for _ in tf.range(steps):``: AutoGraph makes it one graph
+    loop instead of ``steps`` copies of the body."""
+    span = ctx.source.span(range_name)
+    alias, extra = tf_alias(ctx, span.start.line)
+    return Fix(_FIX_TITLE, (Edit(span, f"{alias}.range"), *extra))
 
 
-def _is_range(node: ast.AST) -> bool:
+def _is_range(node: ast.AST) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
 
 
@@ -162,10 +172,10 @@ def _literal_bound(call: ast.Call) -> int | None:
     return max(0, (stop - start + step - 1) // step) if step > 0 else None
 
 
-def _does_tensor_work(facts, fn, loop: ast.For) -> bool:
+def _does_tensor_work(facts: ModuleFacts, fn_node: ast.AST, params: set[str], loop: ast.For) -> bool:
     """TF calls in the body, or arithmetic on the function's tensors (parameters, TF results)."""
-    tensors = set(fn.params + fn.keyword_params)
-    for node in walk_same_scope(fn.node):
+    tensors = set(params)
+    for node in walk_same_scope(fn_node):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and facts.imports.is_tensorflow(facts.qualname(node.value.func)):
             tensors.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
     for stmt in loop.body:
@@ -192,7 +202,7 @@ def _indexes_python_data(loop: ast.For) -> bool:
     return False
 
 
-def _convertible(facts, loop: ast.For) -> bool:
+def _convertible(facts: ModuleFacts, loop: ast.For) -> bool:
     """Conservative: a graph loop needs loop-carried values of fixed dtype and shape."""
     if loop.orelse or not isinstance(loop.target, ast.Name):
         return False

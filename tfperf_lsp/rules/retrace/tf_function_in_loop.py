@@ -2,11 +2,18 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
-from tfperf_lsp.model import Edit, Fix, Pos, Severity, Span
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.context import RuleContext
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+Loop = ast.For | ast.AsyncFor | ast.While
 
 
 class TfFunctionInLoop(Rule):
@@ -90,7 +97,7 @@ class TfFunctionInLoop(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for fn in facts.tf_functions:
             if facts.in_tf_function(fn.stmt) is not None:
@@ -98,16 +105,20 @@ class TfFunctionInLoop(Rule):
             loops = facts.enclosing_loops(fn.stmt)
             name = function_label(fn)
             if loops:
-                hoistable = _hoistable(facts, fn.stmt, fn.wrapper, loops[0])
+                loop, stmt = loops[0], fn.stmt
+                title = f"Move `{name} = tf.function(...)` before the loop"
+                hoist = None
+                if isinstance(loop, _LOOPS) and isinstance(stmt, ast.Assign) and _hoistable(facts, stmt, fn.wrapper, loop):
+                    hoist = partial(_hoist, ctx, stmt, loop, title)
                 yield self.finding(
                     ctx,
                     fn.wrapper if isinstance(fn.wrapper, ast.Call) else fn.stmt,
                     f"`{name}` is a new tf.function on every loop iteration, so every call traces it "
                     f"again: create it once, before the loop",
                     label="new tf.function each iteration",
-                    fix_title=f"Move `{name} = tf.function(...)` before the loop" if hoistable else None,
+                    fix=hoist,
+                    fix_title=title if hoist is not None else None,
                     head_only=True,
-                    loop_line=loops[0].lineno,
                 )
                 continue
             outer = facts.enclosing_function(fn.stmt)
@@ -124,24 +135,27 @@ class TfFunctionInLoop(Rule):
                     head_only=True,
                 )
 
-    def fix(self, ctx, finding):
-        loop = _loop_at(ctx.facts, finding.data["loop_line"])
-        stmt = ctx.facts.statement_of(_call_at(ctx, finding))
-        loop = _outermost(ctx.facts, stmt, loop)  # out of every loop at once: one --fix round
-        source = ctx.source
-        moved = source.slice(whole_lines(source, stmt.lineno - 1, stmt.end_lineno - 1))
-        moved_lines = moved.split("\n")
-        body_indent = source.indent_of(stmt.lineno - 1)
-        loop_indent = source.indent_of(loop.lineno - 1)
-        reindented = "\n".join(loop_indent + line[len(body_indent):] if line.strip() else line for line in moved_lines)
-        remove = Edit(Span(Pos(stmt.lineno - 1, 0), Pos(stmt.end_lineno, 0)), "")
-        insert = Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), reindented + "\n")
-        return Fix(finding.fix_title, (insert, remove))
+
+def _hoist(ctx: RuleContext, stmt: ast.Assign, loop: ast.stmt, title: str) -> Fix | None:
+    """``for ...:`` / ``    fast = tf.function(f)`` -> ``fast = tf.function(f)`` / ``for ...:``:
+    the statement moves (re-indented) above the outermost loop that changes nothing it uses."""
+    if stmt.end_lineno is None:
+        return None
+    loop = _outermost(ctx.facts, stmt, loop)  # out of every loop at once: one --fix round
+    source = ctx.source
+    moved = source.slice(whole_lines(source, stmt.lineno - 1, stmt.end_lineno - 1))
+    moved_lines = moved.split("\n")
+    body_indent = source.indent_of(stmt.lineno - 1)
+    loop_indent = source.indent_of(loop.lineno - 1)
+    reindented = "\n".join(loop_indent + line[len(body_indent):] if line.strip() else line for line in moved_lines)
+    remove = Edit(Span(Pos(stmt.lineno - 1, 0), Pos(stmt.end_lineno, 0)), "")
+    insert = Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), reindented + "\n")
+    return Fix(title, (insert, remove))
 
 
-def _hoistable(facts, stmt: ast.stmt, wrapper: ast.AST, loop: ast.AST) -> bool:
+def _hoistable(facts: ModuleFacts, stmt: ast.Assign, wrapper: ast.AST, loop: Loop) -> bool:
     """``name = tf.function(...)`` directly in the loop body, using nothing the loop changes."""
-    if not isinstance(stmt, ast.Assign) or stmt.value is not wrapper or facts.parent(stmt) is not loop:
+    if stmt.value is not wrapper or facts.parent(stmt) is not loop:
         return False
     if len(loop.body) < 2 or stmt.end_lineno is None:
         return False  # moving the only statement would leave an empty loop
@@ -150,10 +164,7 @@ def _hoistable(facts, stmt: ast.stmt, wrapper: ast.AST, loop: ast.AST) -> bool:
     return not (used & changed)
 
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-
-
-def _outermost(facts, stmt: ast.stmt, loop: ast.AST) -> ast.AST:
+def _outermost(facts: ModuleFacts, stmt: ast.Assign, loop: ast.stmt) -> ast.stmt:
     """The outermost enclosing loop that changes nothing the hoisted statement uses (90 nested
     loops took 90 rounds of one level each)."""
     used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
@@ -165,15 +176,3 @@ def _outermost(facts, stmt: ast.stmt, loop: ast.AST) -> ast.AST:
             return loop
         loop = outer
 
-
-def _loop_at(facts, line: int) -> ast.AST:
-    return next(loop for loop in facts.loops if loop.lineno == line)
-
-
-def _call_at(ctx, finding) -> ast.AST:
-    start = finding.span.start
-    for fn in ctx.facts.tf_functions:
-        node = fn.wrapper
-        if node.lineno - 1 == start.line and ctx.source.char_col(start.line, node.col_offset) == start.col:
-            return node
-    raise LookupError(finding.id)

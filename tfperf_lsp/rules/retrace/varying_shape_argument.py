@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
+from typing import Iterator
 
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.analysis.shapes import ragged_iteration, varying_shape
-from tfperf_lsp.model import Fix, Severity
+from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
+from tfperf_lsp.rules.context import RuleContext
+
+_FIX_TITLE = "Add reduce_retracing=True to the tf.function"
 
 
 class VaryingShapeArgument(Rule):
@@ -87,7 +93,7 @@ class VaryingShapeArgument(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in eager_loop_calls(ctx):
             fn = site.callee.fn
             if _generalises_shapes(fn):
@@ -104,7 +110,7 @@ class VaryingShapeArgument(Rule):
         yield from self._growing_attributes(ctx)
         yield from self._padded_batches(ctx)
 
-    def _retraces(self, ctx, argument, fn, why: str, label: str, local: bool):
+    def _retraces(self, ctx: RuleContext, argument: ast.expr, fn: TFFunction, why: str, label: str, local: bool) -> Finding:
         """The finding: ``fn`` is traced again for ``why`` (ending in its own ":" or " -"); a fix
         only for a local tf.function."""
         return self.finding(
@@ -112,12 +118,11 @@ class VaryingShapeArgument(Rule):
             f"`{function_label(fn)}` is traced again for {why} use `reduce_retracing=True` or an "
             f"`input_signature` with `None` dimensions",
             label=label,
-            fix_title="Add reduce_retracing=True to the tf.function" if local else None,
-            wrapper_line=fn.wrapper.lineno,
-            wrapper_col=fn.wrapper.col_offset,
+            fix=partial(_reduce_retracing, ctx, fn) if local else None,
+            fix_title=_FIX_TITLE if local else None,
         )
 
-    def _padded_batches(self, ctx):
+    def _padded_batches(self, ctx: RuleContext) -> Iterator[Finding]:
         """A step called on every batch of a dataset padded per batch (``padded_batch``, here or
         in a module of this folder that this file imports): one trace per batch length."""
         sites = eager_loop_calls(ctx)
@@ -139,7 +144,7 @@ class VaryingShapeArgument(Rule):
                 f"every batch length: the batches are padded per batch (`padded_batch`), so `{argument.id}` "
                 f"has a new shape each time -", "retraces per batch length", local=site.callee.path is None)
 
-    def _growing_attributes(self, ctx):
+    def _growing_attributes(self, ctx: RuleContext) -> Iterator[Finding]:
         """``self.index`` grows in one method (``self.index = tf.concat([self.index, x], 0)``) and
         is passed to a tf.function in another: a new shape, so a new trace, after every growth."""
         facts = ctx.facts
@@ -159,28 +164,27 @@ class VaryingShapeArgument(Rule):
                     f"retraces per size of self.{attribute}", local=True)
                 break
 
-    def fix(self, ctx, finding):
-        fn = next(
-            f for f in ctx.facts.tf_functions
-            if f.wrapper.lineno == finding.data["wrapper_line"] and f.wrapper.col_offset == finding.data["wrapper_col"]
-        )
-        edit = tf_function_option_edit(ctx, fn, "reduce_retracing", "True")
-        return Fix(finding.fix_title, (edit,)) if edit else None
+
+def _reduce_retracing(ctx: RuleContext, fn: TFFunction) -> Fix | None:
+    """``@tf.function`` -> ``@tf.function(reduce_retracing=True)`` (``tf.function(f)`` gains the
+    keyword too): from the second new shape on, one trace with ``None`` dimensions serves all."""
+    edit = tf_function_option_edit(ctx, fn, "reduce_retracing", "True")
+    return Fix(_FIX_TITLE, (edit,)) if edit else None
 
 
 _GROWTH = {"tensorflow.concat", "tensorflow.stack", "numpy.concatenate", "numpy.vstack", "numpy.hstack", "numpy.append"}
 
 
-def _self_attribute(expr) -> str | None:
+def _self_attribute(expr: ast.AST) -> str | None:
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return expr.attr
     return None
 
 
-def _growing_attributes(facts) -> dict[str, str]:
+def _growing_attributes(facts: ModuleFacts) -> dict[str, str]:
     """``self.x`` attributes that a method reassigns to a concatenation of themselves: name ->
     the method that grows it."""
-    found = {}
+    found: dict[str, str] = {}
     for call in facts.calls:
         if facts.qualname(call.func) not in _GROWTH:
             continue
@@ -196,11 +200,11 @@ def _growing_attributes(facts) -> dict[str, str]:
     return found
 
 
-def _is_range(expr) -> bool:
+def _is_range(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
 
 
-def _generalises_shapes(fn) -> bool:
+def _generalises_shapes(fn: TFFunction) -> bool:
     """An ``input_signature`` or ``reduce_retracing`` already keeps one trace for many shapes."""
     return ("input_signature" in fn.options or fn.option_is_true("reduce_retracing")
             or fn.option_is_true("experimental_relax_shapes"))

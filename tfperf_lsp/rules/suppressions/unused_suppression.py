@@ -1,8 +1,11 @@
 """TFP901: suppression comments that suppress nothing (ruff's RUF100 for tfperf). Opt-in."""
 from __future__ import annotations
 
-from tfperf_lsp.model import Severity
+from typing import Iterable
+
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
 
 
 class UnusedSuppression(Rule):
@@ -57,5 +60,5 @@ class UnusedSuppression(Rule):
         ),
     )
 
-    def check(self, ctx):
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # the engine reports these after every other rule ran (see suppressions.py)
