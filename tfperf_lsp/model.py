@@ -91,8 +91,6 @@ class Finding:
     # The edits themselves are computed lazily (Rule.fix), because they need LibCST.
     fix_title: str | None = None
     fix_applicability: str = "safe"
-    # Rule-private facts the benchmark needs (names, what the finding is about, ...).
-    data: dict[str, Any] = field(default_factory=dict)
     # Builds the fix's edits when asked (engine.fix_for): written by the rule where it reports the
     # finding, with the syntax nodes in scope. Not compared, not printed, not pickled (a result
     # sent between processes or cached carries its fixes already built: checker.detach).

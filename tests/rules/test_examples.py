@@ -81,3 +81,10 @@ def test_rule_name_file_and_class_agree(rule):
     module = type(rule).__module__.rsplit(".", 1)[1]
     assert module == rule.name.replace("-", "_")
     assert type(rule).__name__.lower() == module.replace("_", "")
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_fixes_are_built_where_the_finding_is_reported(rule):
+    """A rule passes ``fix=`` to ``self.finding`` with the nodes in scope; a ``fix(ctx, finding)``
+    method that looks its node up again by position is the old shape (docs/writing-rules.md)."""
+    assert "fix" not in vars(type(rule)), f"{rule.code}: move fix() into self.finding(..., fix=partial(...))"

@@ -112,16 +112,15 @@ class Rule:
         fix_applicability: str = "safe",
         severity: Severity | None = None,
         head_only: bool = False,
-        **data: object,
     ) -> Finding:
         """The finding at ``node``. ``fix``, with ``fix_title``, builds the fix when the user asks
         for it: write it here, where the nodes it needs are in scope, e.g.
         ``fix=functools.partial(_hoist, ctx, call)`` (``partial``, not a lambda in a loop, which
         would see the loop's last node)."""
-        if fix is not None and fix_title is None:
-            raise ValueError(f"{self.code}: a fix needs a title (fix_title=...)")
+        if (fix is None) != (fix_title is None):
+            raise ValueError(f"{self.code}: a fix and its title come together (fix=..., fix_title=...)")
         span = ctx.source.head_span(node) if head_only else ctx.source.span(node)
-        finding = Finding(
+        return Finding(
             code=self.code,
             category=self.category,
             severity=severity or self.severity,
@@ -130,14 +129,8 @@ class Rule:
             label=label,
             fix_title=fix_title,
             fix_applicability=fix_applicability,
-            data=data,
-            build_fix=fix if fix_title is not None else None,
+            build_fix=fix,
         )
-        legacy_fix = getattr(self, "fix", None)
-        if finding.build_fix is None and fix_title is not None and legacy_fix is not None:
-            # TRANSITION: a rule not yet converted to fix-at-report (removed when none is left)
-            finding.build_fix = lambda: legacy_fix(ctx, finding)
-        return finding
 
     @classmethod
     def fixed_example(cls, example: Example) -> str | None:
