@@ -3,7 +3,6 @@ the analysed file's sibling modules from that file's folder, and results follow 
 import os
 import stat
 import sys
-import textwrap
 
 import pytest
 

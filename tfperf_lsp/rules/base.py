@@ -28,12 +28,14 @@ FixBuilder = Callable[[], "Fix | None"]
 @dataclass(frozen=True)
 class Example:
     code: str
-    # invalid examples: how many findings of this rule the code gives
+    # invalid examples: how many findings of this rule the code gives. What the fix makes of the
+    # example is computed by the fix (Rule.fixed_example) and pinned by the rule's snapshot.
     count: int = 1
-    # invalid examples with a fix: the whole module after applying this rule's fixes
-    fixed: str | None = None
     # invalid examples whose preconditions for a rewrite do not hold: flagged, but no fix
     expect_no_fix: bool = False
+    # False: the example needs what the TensorFlow test environment lacks (tf_keras): it is
+    # analysed and its fix checked, but it is not run.
+    runnable: bool = True
     # retrace examples: name of the tf.function whose trace count the TensorFlow test checks
     # (more than one trace for the code, ``traces_after`` after the fix) ...
     traced: str | None = None
@@ -53,9 +55,6 @@ class Example:
     def source(self) -> str:
         return textwrap.dedent(self.code).lstrip("\n")
 
-    @property
-    def fixed_source(self) -> str | None:
-        return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
 
 
 def _with_general_silences(docs: str, category: str) -> str:

@@ -22,8 +22,9 @@ def _assert_same(original, rewritten):
 
 def test_jit_candidate_documented_fix_compiles_with_xla_and_keeps_results():
     # The other cases (a hot activation, a Keras train step) are fixtures with [run] and verify cells.
-    example = rule_by_code("TFP501").invalid[0]
-    original, rewritten = run(example.source), run(example.fixed_source)
+    rule = rule_by_code("TFP501")
+    example = rule.invalid[0]
+    original, rewritten = run(example.source), run(rule.fixed_example(example))
     _assert_same(tensors(original), tensors(rewritten))
     assert rewritten["train_step"]._jit_compile is True and not original["train_step"]._jit_compile
 

@@ -60,17 +60,6 @@ class PythonSideEffect(Rule):
             double(tf.constant(1))
             double(tf.constant(2))
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def double(x):
-                tf.print("tracing double")
-                return x * 2
-
-            double(tf.constant(1))
-            double(tf.constant(2))
-            """,
             changes_outputs=True,
         ),
     )

@@ -73,22 +73,6 @@ class CostlyEagerFunction(Rule):
             for _ in range(100):
                 y = costly(x)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def costly(x):
-                aux = tf.eye(10)
-                result = tf.zeros([10, 10])
-                for i in range(1, 20):
-                    aux = tf.matmul(x, aux) / i
-                    result = result + aux
-                return result
-
-            x = tf.random.uniform([10, 10])
-            for _ in range(100):
-                y = costly(x)
-            """,
         ),
     )
     valid = (

@@ -61,17 +61,6 @@ class EagerModelCall(Rule):
                 outputs.append(net(x))
             result = tf.stack(outputs)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            net = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(2)])
-            x = tf.random.normal([1, 8], seed=1)
-            outputs = []
-            net_graph = tf.function(net)
-            for i in range(10):
-                outputs.append(net_graph(x))
-            result = tf.stack(outputs)
-            """,
         ),
     )
     valid = (

@@ -71,25 +71,6 @@ class EagerTrainStep(Rule):
             for step in range(5):
                 loss = train_step(x, y)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            w = tf.Variable([[1.0], [2.0]])
-            optimizer = tf.keras.optimizers.SGD(0.1)
-            x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
-            y = tf.constant([[1.0], [0.0]])
-
-            @tf.function
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean((tf.matmul(x, w) - y) ** 2)
-                grads = tape.gradient(loss, [w])
-                optimizer.apply_gradients(zip(grads, [w]))
-                return loss
-
-            for step in range(5):
-                loss = train_step(x, y)
-            """,
         ),
     )
     valid = (

@@ -77,21 +77,6 @@ class GeneratorOverArrays(Rule):
             xs = np.concatenate([x.numpy() for x, _ in ds.batch(4).prefetch(1)])
             ys = np.concatenate([y.numpy() for _, y in ds.batch(4).prefetch(1)])
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            features = np.arange(20, dtype=np.float32).reshape(10, 2)
-            targets = (np.arange(10) % 2).astype("int64")
-
-            def samples():
-                for i in range(len(features)):
-                    yield features[i], targets[i]
-
-            ds = tf.data.Dataset.from_tensor_slices((features, targets))
-            xs = np.concatenate([x.numpy() for x, _ in ds.batch(4).prefetch(1)])
-            ys = np.concatenate([y.numpy() for _, y in ds.batch(4).prefetch(1)])
-            """,
         ),
     )
     valid = (

@@ -74,16 +74,6 @@ class MapBeforeBatch(Rule):
             ds = ds.batch(5)
             batches = np.concatenate([b.numpy() for b in ds.prefetch(2)])
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            pixels = np.arange(48, dtype=np.uint8).reshape(12, 4)
-            ds = tf.data.Dataset.from_tensor_slices(pixels)
-            ds = ds.batch(5)
-            ds = ds.map(lambda x: (tf.cast(x, tf.float32) / 255.0 - 0.5) * 2.0)  # to [-1, 1]
-            batches = np.concatenate([b.numpy() for b in ds.prefetch(2)])
-            """,
         ),
     )
     valid = (

@@ -94,23 +94,6 @@ class MapWithoutParallelCalls(Rule):
             ds = ds.map(normalize)  # scale to [-1, 1]
             batches = np.stack([x.numpy() for x, _ in ds.prefetch(tf.data.AUTOTUNE)])
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def normalize(image, label):
-                image = tf.cast(image, tf.float32) / 255.0
-                image = (image - 0.5) * 2.0
-                return image, label
-
-            options = tf.data.Options()
-            options.experimental_optimization.map_parallelization = False  # e.g. for debugging
-            images = np.arange(8 * 4 * 4 * 3, dtype=np.uint8).reshape(8, 4, 4, 3)
-            labels = np.arange(8)
-            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4).with_options(options)
-            ds = ds.map(normalize, num_parallel_calls=tf.data.AUTOTUNE)  # scale to [-1, 1]
-            batches = np.stack([x.numpy() for x, _ in ds.prefetch(tf.data.AUTOTUNE)])
-            """,
             note="the options turn tf.data's own parallelisation of stateless maps off",
         ),
     )

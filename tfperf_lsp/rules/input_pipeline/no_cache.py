@@ -72,27 +72,6 @@ class NoCache(Rule):
                 epoch_sums.append(total)
             epoch_sums = np.array(epoch_sums)
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def preprocess(image):
-                image = tf.cast(image, tf.float32) / 255.0
-                image = tf.image.resize(image, [8, 8])
-                return (image - 0.5) / 0.25
-
-            images = np.arange(6 * 4 * 4 * 3, dtype=np.uint8).reshape(6, 4, 4, 3)
-            ds = tf.data.Dataset.from_tensor_slices(images)
-            ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).cache()
-            ds = ds.batch(3).prefetch(1)
-            epoch_sums = []
-            for epoch in range(3):
-                total = 0.0
-                for batch in ds:
-                    total += float(tf.reduce_sum(batch))
-                epoch_sums.append(total)
-            epoch_sums = np.array(epoch_sums)
-            """,
         ),
     )
     valid = (

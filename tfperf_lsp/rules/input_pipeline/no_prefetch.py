@@ -83,17 +83,6 @@ class NoPrefetch(Rule):
             ds = ds.batch(4)  # 3 batches
             batches = np.stack([b.numpy() for b in ds])
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            options = tf.data.Options()
-            options.experimental_optimization.inject_prefetch = False  # e.g. to save memory
-            features = np.arange(24, dtype=np.float32).reshape(12, 2)
-            ds = tf.data.Dataset.from_tensor_slices(features).with_options(options)
-            ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)  # 3 batches
-            batches = np.stack([b.numpy() for b in ds])
-            """,
         ),
     )
     valid = (

@@ -84,13 +84,6 @@ class LegacyKerasImport(Rule):
             layer = Dense(2, kernel_initializer="ones", bias_initializer="zeros")
             outputs = layer(tf.ones([1, 3]))
             """,
-            fixed="""
-            import tensorflow as tf
-            from tensorflow.keras.layers import Dense  # the legacy Keras 2 copy
-
-            layer = Dense(2, kernel_initializer="ones", bias_initializer="zeros")
-            outputs = layer(tf.ones([1, 3]))
-            """,
             verify="assert not isinstance(layer, tf.keras.layers.Layer)  # a separate class hierarchy",
             verify_fixed="assert isinstance(layer, tf.keras.layers.Layer)",
             note="fixed text for Keras 3 (TF 2.21 installed); Keras 2 gives tf_keras",

@@ -82,18 +82,6 @@ class PredictInLoop(Rule):
                 outputs.append(model.predict(sample[None, :], verbose=0))  # one row at a time
             predictions = np.concatenate(outputs)
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            tf.keras.utils.set_random_seed(0)
-            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)])
-            samples = np.random.default_rng(0).normal(size=(5, 4)).astype("float32")
-            outputs = []
-            for sample in samples:
-                outputs.append(model(sample[None, :], training=False).numpy())  # one row at a time
-            predictions = np.concatenate(outputs)
-            """,
             verify_fixed="assert isinstance(outputs[0], np.ndarray)",
         ),
     )

@@ -79,25 +79,6 @@ class StepsPerExecution(Rule):
             model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
             kernel = model.get_weights()[0]
             """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def build_mlp():
-                tf.keras.utils.set_random_seed(0)
-                return tf.keras.Sequential([
-                    tf.keras.Input(shape=(8,)),
-                    tf.keras.layers.Dense(16, activation="relu"),
-                    tf.keras.layers.Dense(1),
-                ])
-
-            x = np.linspace(-1, 1, 8 * 64, dtype="float32").reshape(64, 8)
-            y = x.sum(axis=1, keepdims=True)
-            model = build_mlp()
-            model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse", steps_per_execution=32)  # defaults
-            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
-            kernel = model.get_weights()[0]
-            """,
         ),
     )
     valid = (

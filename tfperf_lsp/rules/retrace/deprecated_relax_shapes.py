@@ -48,13 +48,6 @@ class DeprecatedRelaxShapes(Rule):
             def total(x):
                 return tf.reduce_sum(x)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(reduce_retracing=True)
-            def total(x):
-                return tf.reduce_sum(x)
-            """,
         ),
     )
     valid = (

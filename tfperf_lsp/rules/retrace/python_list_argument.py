@@ -54,17 +54,6 @@ class PythonListArgument(Rule):
             for i in range(3):
                 affine(x, [1.0, i * 0.5])
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def affine(x, coefficients):
-                return x * coefficients
-
-            x = tf.ones([2])
-            for i in range(3):
-                affine(x, tf.constant([1.0, i * 0.5], dtype=tf.float32))
-            """,
             traced="affine",
         ),
     )

@@ -66,20 +66,6 @@ class PythonLoopInGraph(Rule):
             for steps in (10, 20, 30):
                 power_iteration(m, tf.ones([3]), steps)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def power_iteration(m, v, steps):
-                for _ in tf.range(steps):
-                    v = tf.linalg.matvec(m, v)
-                    v = v / tf.norm(v)
-                return v
-
-            m = tf.eye(3) * 2.0
-            for steps in (10, 20, 30):
-                power_iteration(m, tf.ones([3]), steps)
-            """,
             verify="""
             nodes = len(power_iteration.get_concrete_function(m, tf.ones([3]), 30).graph.as_graph_def().node)
             assert nodes > 100, nodes

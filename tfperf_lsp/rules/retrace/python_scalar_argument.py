@@ -59,17 +59,6 @@ class PythonScalarArgument(Rule):
             for step in range(3):
                 train_step(x, step)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function
-            def train_step(x, step):
-                return x * 2.0 + tf.cast(step, tf.float32)
-
-            x = tf.ones([4])
-            for step in range(3):
-                train_step(x, tf.constant(step))
-            """,
             traced="train_step",
         ),
     )

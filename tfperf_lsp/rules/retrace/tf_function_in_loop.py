@@ -65,20 +65,6 @@ class TfFunctionInLoop(Rule):
                 fast_square = tf.function(square)
                 y = fast_square(x)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            traces = []
-
-            def square(x):
-                traces.append(1)  # runs once per trace
-                return x * x
-
-            x = tf.ones([4])
-            fast_square = tf.function(square)
-            for step in range(3):
-                y = fast_square(x)
-            """,
             trace_counter="traces",
         ),
     )

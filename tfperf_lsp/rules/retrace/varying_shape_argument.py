@@ -62,17 +62,6 @@ class VaryingShapeArgument(Rule):
             for i in range(1, 6):
                 total(data[:i])
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(reduce_retracing=True)
-            def total(x):
-                return tf.reduce_sum(x)
-
-            data = tf.range(10.0)
-            for i in range(1, 6):
-                total(data[:i])
-            """,
             traced="total",
             traces_after=2,
         ),

@@ -63,20 +63,6 @@ class ConcatInLoop(Rule):
 
             out = collect([tf.random.normal([3, 4]) for _ in range(5)], 4)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            def collect(chunks, dim):
-                acc = tf.zeros([0, dim])
-                acc_parts = [acc]
-                for chunk in chunks:
-                    # grow by one chunk
-                    acc_parts.append(chunk)
-                acc = tf.concat(acc_parts, axis=0)
-                return acc
-
-            out = collect([tf.random.normal([3, 4]) for _ in range(5)], 4)
-            """,
         ),
     )
     valid = (

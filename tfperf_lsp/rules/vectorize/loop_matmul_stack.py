@@ -81,14 +81,6 @@ class LoopMatmulStack(Rule):
                 C.append(tf.matmul(A[i], B))
             C = tf.stack(C, axis=0)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            A = tf.random.uniform([50, 4, 8])
-            B = tf.random.uniform([8, 3])
-            # one matmul per item
-            C = tf.einsum('ijk,kl->ijl', A, B)
-            """,
         ),
     )
     valid = (

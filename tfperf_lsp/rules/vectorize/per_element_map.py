@@ -71,14 +71,6 @@ class PerElementMap(Rule):
 
             y = scaled_relu(tf.random.normal([6, 5]))
             """,
-            fixed="""
-            import tensorflow as tf
-
-            def scaled_relu(x):
-                return tf.nn.relu(x) * 2.0
-
-            y = scaled_relu(tf.random.normal([6, 5]))
-            """,
         ),
     )
     valid = (

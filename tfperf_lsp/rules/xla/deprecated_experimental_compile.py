@@ -51,17 +51,6 @@ class DeprecatedExperimentalCompile(Rule):
 
             out = gelu(tf.linspace(-3.0, 3.0, 32))
             """,
-            fixed="""
-            import tensorflow as tf
-
-
-            @tf.function(jit_compile=True)
-            def gelu(x):
-                return 0.5 * x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-
-
-            out = gelu(tf.linspace(-3.0, 3.0, 32))
-            """,
         ),
     )
     valid = (

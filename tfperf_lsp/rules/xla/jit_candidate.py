@@ -87,25 +87,6 @@ class JitCandidate(Rule):
             y = tf.constant([[1.0], [2.0], [0.0]])
             losses = tf.stack([train_step(x, y) for _ in range(5)])
             """,
-            fixed="""
-            import tensorflow as tf
-
-            w = tf.Variable([[0.5], [-0.25]])
-
-
-            @tf.function(jit_compile=True)
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-                grad = tape.gradient(loss, w)
-                w.assign_sub(0.05 * grad)
-                return loss
-
-
-            x = tf.constant([[1.0, 2.0], [3.0, 4.0], [-1.0, 0.5]])
-            y = tf.constant([[1.0], [2.0], [0.0]])
-            losses = tf.stack([train_step(x, y) for _ in range(5)])
-            """,
         ),
     )
     valid = (

@@ -59,14 +59,6 @@ class SetJitLate(Rule):
             y = model(tf.ones([3, 4]))
             tf.config.optimizer.set_jit(False)
             """,
-            fixed="""
-            import tensorflow as tf
-            tf.config.optimizer.set_jit(True)  # enable XLA
-
-            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(2)])
-            y = model(tf.ones([3, 4]))
-            tf.config.optimizer.set_jit(False)
-            """,
         ),
     )
     valid = (
