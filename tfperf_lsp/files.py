@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 import re
 import stat
+import tempfile
 import tokenize
 from dataclasses import dataclass
 
@@ -266,3 +268,21 @@ def write_source(path: str, text: str) -> FileProblem | None:
     except OSError as exc:
         return FileProblem(path, f"cannot write: {exc.strerror or exc}")
     return None
+
+
+def write_json_atomically(path: str | os.PathLike, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file in the same folder and a
+    rename: a reader (another editor window, a parallel run) sees the old file or the new one,
+    never half of it."""
+    folder = os.path.dirname(os.fspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

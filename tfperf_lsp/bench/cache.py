@@ -16,9 +16,10 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import time
 from pathlib import Path
+
+from tfperf_lsp.files import write_json_atomically
 
 from .protocol import SCHEMA, Device, Job, ProtocolError, Result
 
@@ -198,17 +199,7 @@ class ResultCache:
         folder.mkdir(mode=0o700, exist_ok=True)
         data = {"format": FORMAT, "key": key, "uri": uri, "stored": time.time(),
                 "result": result.to_dict()}
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, folder / f"{key}.json")
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_json_atomically(folder / f"{key}.json", data)
         return True
 
     def has(self, uri: str) -> bool:

@@ -8,9 +8,10 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
+
+from tfperf_lsp.files import write_json_atomically
 
 FORMAT = 1
 
@@ -78,14 +79,4 @@ class ObservationStore:
 
     def _write(self, key: str, data: dict) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.root)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, self.root / f"{key}.json")
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_json_atomically(self.root / f"{key}.json", data)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.analysis.source import SourceText
-from tfperf_lsp.model import Edit, Pos, Span
+from tfperf_lsp.model import Edit, Fix, Pos, Span
 from tfperf_lsp.rules.context import RuleContext
 
 
@@ -67,6 +68,26 @@ def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
         if callee is not None:
             found.append(LoopCall(call, loops, callee))
     return found
+
+
+def loop_call_arguments(site: LoopCall) -> Iterator[tuple[str, ast.expr]]:
+    """(parameter, argument) for each parameter of the called tf.function given at ``site``."""
+    fn = site.callee.fn
+    for param in fn.params + fn.keyword_params:
+        argument = argument_for_parameter(site.call, fn.params, param)
+        if argument is not None:
+            yield param, argument
+
+
+def pass_as_tensor(ctx: RuleContext, argument: ast.expr, dtype: str | None, title: str | None = None) -> Fix:
+    """``step(x, lr)`` -> ``step(x, tf.constant(lr, dtype=tf.float32))`` (a Python number or list
+    of numbers): one trace for every value. The dtype is the one the function computes in (an
+    int-typed ``tf.constant`` of a value the function uses as a float would change results)."""
+    span = ctx.source.span(argument)
+    text = ctx.source.slice(span)
+    alias, extra = tf_alias(ctx, span.start.line)
+    suffix = f", dtype={alias}.{dtype}" if dtype else ""
+    return Fix(title or f"Pass {alias}.constant({text})", (Edit(span, f"{alias}.constant({text}{suffix})"), *extra))
 
 
 def tf_alias(ctx: RuleContext, at_line: int) -> tuple[str, list[Edit]]:

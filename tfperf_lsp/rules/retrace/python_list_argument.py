@@ -1,15 +1,14 @@
 """TFP105: a tf.function called in a loop with a list of Python numbers that changes per iteration."""
 from __future__ import annotations
 
-import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.dataflow import argument_for_parameter, arithmetic_dtype, classify_parameter
+from tfperf_lsp.analysis.dataflow import arithmetic_dtype, classify_parameter
 from tfperf_lsp.analysis.loopvalues import varying_number_list
-from tfperf_lsp.model import Edit, Finding, Fix, Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_alias
+from tfperf_lsp.rules.common import eager_loop_calls, function_label, loop_call_arguments, pass_as_tensor
 from tfperf_lsp.rules.context import RuleContext
 
 _FIX_TITLE = "Pass the list as tf.constant([...])"
@@ -78,10 +77,7 @@ class PythonListArgument(Rule):
             fn = site.callee.fn
             if fn.node is None or "input_signature" in fn.options:
                 continue
-            for param in fn.params + fn.keyword_params:
-                argument = argument_for_parameter(site.call, fn.params, param)
-                if argument is None:
-                    continue
+            for param, argument in loop_call_arguments(site):
                 variable = varying_number_list(ctx.facts, argument, site.loops)
                 if variable is None:
                     continue
@@ -95,19 +91,9 @@ class PythonListArgument(Rule):
                     f"`{function_label(fn)}` is traced again for every value of this list (it changes with "
                     f"`{variable}`): pass `tf.constant([...])` instead",
                     label=f"retraces per value of {variable}",
-                    fix=partial(_pass_a_tensor, ctx, argument, arithmetic_dtype(fn.node, param)) if fixable else None,
+                    fix=partial(pass_as_tensor, ctx, argument, arithmetic_dtype(fn.node, param), _FIX_TITLE) if fixable else None,
                     fix_title=_FIX_TITLE if fixable else None,
                     fix_applicability="unsafe",
                     severity=None if fixable else Severity.INFORMATION,
                 )
 
-
-def _pass_a_tensor(ctx: RuleContext, argument: ast.expr, dtype: str | None) -> Fix:
-    """``affine(x, [1.0, i * 0.5])`` -> ``affine(x, tf.constant([1.0, i * 0.5], dtype=tf.float32))``:
-    one trace for every value. The dtype is the one the function computes in, when it does
-    floating-point arithmetic with the list."""
-    span = ctx.source.span(argument)
-    text = ctx.source.slice(span)
-    alias, extra = tf_alias(ctx, span.start.line)
-    suffix = f", dtype={alias}.{dtype}" if dtype else ""
-    return Fix(_FIX_TITLE, (Edit(span, f"{alias}.constant({text}{suffix})"), *extra))

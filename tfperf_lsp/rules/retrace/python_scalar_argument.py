@@ -1,16 +1,15 @@
 """TFP101: a tf.function called in a loop with a Python number that changes every iteration."""
 from __future__ import annotations
 
-import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.dataflow import argument_for_parameter, arithmetic_dtype, classify_parameter
+from tfperf_lsp.analysis.dataflow import arithmetic_dtype, classify_parameter
 from tfperf_lsp.analysis.loopvalues import varying_scalar
-from tfperf_lsp.model import Edit, Finding, Fix, Severity
+from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, tf_alias
+from tfperf_lsp.rules.common import eager_loop_calls, function_label, loop_call_arguments, pass_as_tensor
 
 
 class PythonScalarArgument(Rule):
@@ -85,10 +84,7 @@ class PythonScalarArgument(Rule):
             fn = site.callee.fn
             if fn.node is None or "input_signature" in fn.options:
                 continue
-            for param in fn.params + fn.keyword_params:
-                argument = argument_for_parameter(site.call, fn.params, param)
-                if argument is None:
-                    continue
+            for param, argument in loop_call_arguments(site):
                 loop_variable = varying_scalar(ctx.facts, argument, site.loops)
                 if loop_variable is None:
                     continue
@@ -104,7 +100,7 @@ class PythonScalarArgument(Rule):
                         f"`{name}` is traced again for every value of `{loop_variable}`: "
                         f"pass a tensor (`tf.constant(...)`) instead of a Python number",
                         label=f"retraces per value of {loop_variable}",
-                        fix=partial(_pass_a_tensor, ctx, argument, dtype),
+                        fix=partial(pass_as_tensor, ctx, argument, dtype),
                         fix_title=f"Pass tf.constant({ctx.source.segment(argument)})",
                         fix_applicability="unsafe",
                     )
@@ -118,13 +114,3 @@ class PythonScalarArgument(Rule):
                         severity=Severity.INFORMATION,
                     )
 
-
-def _pass_a_tensor(ctx: RuleContext, argument: ast.expr, dtype: str | None) -> Fix:
-    """``step(x, lr)`` -> ``step(x, tf.constant(lr, dtype=tf.float32))``: one trace for every value.
-    The dtype is the one the function computes in (a float argument of an int-typed ``tf.constant``
-    would change results)."""
-    span = ctx.source.span(argument)
-    text = ctx.source.slice(span)
-    alias, extra = tf_alias(ctx, span.start.line)
-    wrapped = f"{alias}.constant({text}, dtype={alias}.{dtype})" if dtype else f"{alias}.constant({text})"
-    return Fix(f"Pass {alias}.constant({text})", (Edit(span, wrapped), *extra))
