@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from tfperf_lsp.analysis.dataflow import argument_for_parameter
+from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
@@ -70,13 +70,38 @@ def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     return found
 
 
-def loop_call_arguments(site: LoopCall) -> Iterator[tuple[str, ast.expr]]:
-    """(parameter, argument) for each parameter of the called tf.function given at ``site``."""
-    fn = site.callee.fn
-    for param in fn.params + fn.keyword_params:
-        argument = argument_for_parameter(site.call, fn.params, param)
-        if argument is not None:
-            yield param, argument
+@dataclass
+class VaryingArgument:
+    """An argument of a tf.function called in a loop that changes with the loop."""
+
+    site: LoopCall
+    param: str  # the parameter of the tf.function that receives it
+    argument: ast.expr
+    variable: str  # what it changes with (a loop variable, usually)
+    uses: ParameterUses  # what the function does with the parameter
+
+    @property
+    def fn(self) -> TFFunction:
+        return self.site.callee.fn
+
+
+def varying_arguments(ctx: RuleContext, varies: Callable[[ModuleFacts, ast.expr, list[ast.AST]], str | None]
+                      ) -> Iterator[VaryingArgument]:
+    """Arguments of tf.functions called in eager loops (without an ``input_signature``) that change
+    from one iteration to the next, ``varies`` says with what; left out: parameters the function
+    needs as Python values (``if flag:`` in its body), which retrace by design."""
+    for site in eager_loop_calls(ctx):
+        fn = site.callee.fn
+        if fn.node is None or "input_signature" in fn.options:
+            continue
+        for param in fn.params + fn.keyword_params:
+            argument = argument_for_parameter(site.call, fn.params, param)
+            variable = varies(ctx.facts, argument, site.loops) if argument is not None else None
+            if argument is None or variable is None:
+                continue
+            uses = classify_parameter(site.callee.facts, fn.node, param)
+            if not uses.is_static:
+                yield VaryingArgument(site, param, argument, variable, uses)
 
 
 def pass_as_tensor(ctx: RuleContext, argument: ast.expr, dtype: str | None, title: str | None = None) -> Fix:

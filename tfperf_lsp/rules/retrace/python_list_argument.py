@@ -4,11 +4,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.dataflow import arithmetic_dtype, classify_parameter
+from tfperf_lsp.analysis.dataflow import arithmetic_dtype
 from tfperf_lsp.analysis.loopvalues import varying_number_list
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, loop_call_arguments, pass_as_tensor
+from tfperf_lsp.rules.common import function_label, pass_as_tensor, varying_arguments
 from tfperf_lsp.rules.context import RuleContext
 
 _FIX_TITLE = "Pass the list as tf.constant([...])"
@@ -73,27 +73,18 @@ class PythonListArgument(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for site in eager_loop_calls(ctx):
-            fn = site.callee.fn
-            if fn.node is None or "input_signature" in fn.options:
-                continue
-            for param, argument in loop_call_arguments(site):
-                variable = varying_number_list(ctx.facts, argument, site.loops)
-                if variable is None:
-                    continue
-                uses = classify_parameter(site.callee.facts, fn.node, param)
-                if uses.is_static:
-                    continue
-                fixable = uses.only_tensor
-                yield self.finding(
-                    ctx,
-                    argument,
-                    f"`{function_label(fn)}` is traced again for every value of this list (it changes with "
-                    f"`{variable}`): pass `tf.constant([...])` instead",
-                    label=f"retraces per value of {variable}",
-                    fix=partial(pass_as_tensor, ctx, argument, arithmetic_dtype(fn.node, param), _FIX_TITLE) if fixable else None,
-                    fix_title=_FIX_TITLE if fixable else None,
-                    fix_applicability="unsafe",
-                    severity=None if fixable else Severity.INFORMATION,
-                )
-
+        for varying in varying_arguments(ctx, varying_number_list):
+            fn, argument, variable = varying.fn, varying.argument, varying.variable
+            fixable = varying.uses.only_tensor
+            dtype = arithmetic_dtype(fn.node, varying.param) if fn.node is not None else None
+            yield self.finding(
+                ctx,
+                argument,
+                f"`{function_label(fn)}` is traced again for every value of this list (it changes with "
+                f"`{variable}`): pass `tf.constant([...])` instead",
+                label=f"retraces per value of {variable}",
+                fix=partial(pass_as_tensor, ctx, argument, dtype, _FIX_TITLE) if fixable else None,
+                fix_title=_FIX_TITLE if fixable else None,
+                fix_applicability="unsafe",
+                severity=None if fixable else Severity.INFORMATION,
+            )

@@ -4,12 +4,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.dataflow import arithmetic_dtype, classify_parameter
+from tfperf_lsp.analysis.dataflow import arithmetic_dtype
 from tfperf_lsp.analysis.loopvalues import varying_scalar
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.common import eager_loop_calls, function_label, loop_call_arguments, pass_as_tensor
+from tfperf_lsp.rules.common import function_label, pass_as_tensor, varying_arguments
 
 
 class PythonScalarArgument(Rule):
@@ -80,37 +80,27 @@ class PythonScalarArgument(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for site in eager_loop_calls(ctx):
-            fn = site.callee.fn
-            if fn.node is None or "input_signature" in fn.options:
-                continue
-            for param, argument in loop_call_arguments(site):
-                loop_variable = varying_scalar(ctx.facts, argument, site.loops)
-                if loop_variable is None:
-                    continue
-                uses = classify_parameter(site.callee.facts, fn.node, param)
-                if uses.is_static:
-                    continue  # the graph really depends on the value: retracing is intended
-                name = function_label(fn)
-                if uses.only_tensor:
-                    dtype = arithmetic_dtype(fn.node, param)
-                    yield self.finding(
-                        ctx,
-                        argument,
-                        f"`{name}` is traced again for every value of `{loop_variable}`: "
-                        f"pass a tensor (`tf.constant(...)`) instead of a Python number",
-                        label=f"retraces per value of {loop_variable}",
-                        fix=partial(pass_as_tensor, ctx, argument, dtype),
-                        fix_title=f"Pass tf.constant({ctx.source.segment(argument)})",
-                        fix_applicability="unsafe",
-                    )
-                else:
-                    yield self.finding(
-                        ctx,
-                        argument,
-                        f"`{name}` is traced again for every value of `{loop_variable}`, "
-                        f"unless `{param}` must be a Python value: pass a tensor if it need not be",
-                        label=f"retraces per value of {loop_variable}?",
-                        severity=Severity.INFORMATION,
-                    )
-
+        for varying in varying_arguments(ctx, varying_scalar):
+            fn, argument, loop_variable = varying.fn, varying.argument, varying.variable
+            name = function_label(fn)
+            if varying.uses.only_tensor:
+                dtype = arithmetic_dtype(fn.node, varying.param) if fn.node is not None else None
+                yield self.finding(
+                    ctx,
+                    argument,
+                    f"`{name}` is traced again for every value of `{loop_variable}`: "
+                    f"pass a tensor (`tf.constant(...)`) instead of a Python number",
+                    label=f"retraces per value of {loop_variable}",
+                    fix=partial(pass_as_tensor, ctx, argument, dtype),
+                    fix_title=f"Pass tf.constant({ctx.source.segment(argument)})",
+                    fix_applicability="unsafe",
+                )
+            else:
+                yield self.finding(
+                    ctx,
+                    argument,
+                    f"`{name}` is traced again for every value of `{loop_variable}`, "
+                    f"unless `{varying.param}` must be a Python value: pass a tensor if it need not be",
+                    label=f"retraces per value of {loop_variable}?",
+                    severity=Severity.INFORMATION,
+                )
