@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import target_names, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import eager_loop_calls, function_label
@@ -30,7 +30,8 @@ class FreshObjectArgument(Rule):
 
     ## When it stays silent
     When the object is created once, outside the loop; for TensorFlow, Keras and NumPy objects;
-    for functions with an `input_signature`.
+    for instances of a `tf.experimental.ExtensionType` (or of a class with its own
+    `__tf_tracing_type__`), which trace by their fields; for functions with an `input_signature`.
 
     ## Fix
     Create the object once and reuse it (immutable, so the trace stays valid), pass its numeric
@@ -79,7 +80,10 @@ class FreshObjectArgument(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        local_classes = {cls.name for cls in facts.classes if facts.scope_of(cls) is None}
+        # A class whose instances trace by value (an ExtensionType, a class with its own tracing
+        # type) is what the docs recommend: a new instance of it does not retrace.
+        local_classes = {cls.name for cls in facts.classes
+                         if facts.scope_of(cls) is None and not _traces_by_value(facts, cls)}
         for site in eager_loop_calls(ctx):
             fn = site.callee.fn
             if "input_signature" in fn.options:
@@ -111,3 +115,11 @@ def _fresh_object(expr: ast.AST, loops: list[ast.AST], classes: set[str], depth:
                         inner = _fresh_object(node.value, loops, classes, depth + 1)
                         return f"`{expr.id}` ({inner})" if inner else None
     return None
+
+
+def _traces_by_value(facts: ModuleFacts, cls: ast.ClassDef) -> bool:
+    """``class Scale(tf.experimental.ExtensionType)``, or a class defining ``__tf_tracing_type__``:
+    tf.function matches its instances by their fields, not by identity."""
+    if any((facts.qualname(base) or "").endswith("ExtensionType") for base in cls.bases):
+        return True
+    return any(isinstance(stmt, ast.FunctionDef) and stmt.name == "__tf_tracing_type__" for stmt in cls.body)
