@@ -71,7 +71,7 @@ class Float16SoftmaxOutput(Rule):
             probs = model(np.linspace(-1.0, 1.0, 16, dtype="float32").reshape(2, 8))
             keras.mixed_precision.set_global_policy("float32")
             """,
-            changes_outputs=True,  # float16 -> float32 output; tests/rules/precision compare at rtol 1e-2
+            changes_outputs=True,  # float16 -> float32 output; tests/rules/tensorflow_claims/test_precision.py compare at rtol 1e-2
             verify="assert probs.dtype == 'float16', probs.dtype",
             verify_fixed="assert probs.dtype == 'float32', probs.dtype",
         ),

@@ -79,7 +79,7 @@ class NoMixedPolicy(Rule):
             model.fit(np.ones((32, 8), "float32"), np.zeros((32, 1), "float32"), epochs=1, verbose=0)
             preds = model(np.ones((2, 8), "float32"))
             """,
-            changes_outputs=True,  # numerics change by design; tests/rules/precision compare at rtol 1e-2
+            changes_outputs=True,  # numerics change by design; tests/rules/tensorflow_claims/test_precision.py compare at rtol 1e-2
             verify_fixed="assert model.layers[0].compute_dtype == 'float16'\nkeras.mixed_precision.set_global_policy('float32')",
         ),
     )

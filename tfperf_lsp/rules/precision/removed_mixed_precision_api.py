@@ -53,8 +53,8 @@ class RemovedMixedPrecisionApi(Rule):
     paths and `set_policy` becomes `set_global_policy`. No fix for the experimental
     `LossScaleOptimizer(loss_scale=...)` (its arguments changed: `dynamic=`, `initial_scale=`),
     the graph rewrite (replace it with a Keras policy by hand), a multi-line import or names the
-    new module lacks. The original code raises, so the fixed examples are checked to run and to
-    set the policy (tests/rules/precision), not compared with the original's outputs.
+    new module lacks. The original code raises, so the fixed code is checked to run and to set
+    the policy under TensorFlow, not compared with the original's outputs.
     """
     invalid = (
         Example(
@@ -66,7 +66,7 @@ class RemovedMixedPrecisionApi(Rule):
             mixed_precision.set_policy('float32')
             """,
             count=3,
-            changes_outputs=True,  # the original raises ImportError; tests/rules/precision check it
+            changes_outputs=True,  # the original raises ImportError; tests/rules/tensorflow_claims/test_precision.py check it
             verify_fixed="assert policy.name == 'mixed_float16'",
         ),
     )

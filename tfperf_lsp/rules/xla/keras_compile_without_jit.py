@@ -54,8 +54,7 @@ class KerasCompileWithoutJit(Rule):
     Adds `jit_compile=True`. Marked unsafe: results move within float tolerance, a model with an
     op XLA cannot compile then fails in `fit`, and it can be slower - benchmark it. Checked with
     tf-keras 2.21 (installed outside the project's environment): a Dense regressor trained with
-    and without it agreed to rtol 1e-5, atol 1e-6 (tests/rules/xla/test_xla_under_tensorflow.py runs this
-    when `tf_keras` is importable; it is not installed in the project's environment).
+    and without it agreed to rtol 1e-5, atol 1e-6.
     """
     invalid = (
         Example(

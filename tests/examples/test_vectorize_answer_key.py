@@ -10,7 +10,7 @@ import pytest
 
 from tfperf_lsp.engine import analyze
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "examples"))
 from examples_answer_key import parse_dir  # noqa: E402
 

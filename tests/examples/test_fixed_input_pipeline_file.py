@@ -7,7 +7,7 @@ import pytest
 
 from tests.rules.helpers import fixed
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "input_pipeline.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "input_pipeline.py"
 CODES = {"TFP701", "TFP702", "TFP703", "TFP704", "TFP705"}
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from tests.rules.helpers import fixed
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 CODES = {"TFP801", "TFP802", "TFP804", "TFP805"}
 
 

@@ -2,7 +2,7 @@
 fixtures (tests/rules/fixtures/TFP50x.py)."""
 import pytest
 
-from tests.rules.xla._helpers import fixed, own
+from tests.rules.device_helpers import fixed, own
 from tfperf_lsp.analysis import environment
 from tfperf_lsp.model import Severity
 

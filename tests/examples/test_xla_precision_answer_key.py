@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from tests.rules.xla._helpers import CPU, GPU, settings
+from tests.rules.device_helpers import CPU, GPU, settings
 from tfperf_lsp.engine import analyze
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "examples"))
 from examples_answer_key import parse_dir  # noqa: E402
 

@@ -4,7 +4,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tests.rules.xla._helpers import GPU, fixed, run, tensors
+from tests.rules.device_helpers import GPU, fixed, run, tensors
 from tfperf_lsp.rules import rule_by_code
 
 pytestmark = pytest.mark.tf

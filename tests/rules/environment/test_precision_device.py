@@ -2,7 +2,7 @@
 the plain cases are fixtures (tests/rules/fixtures/TFP60x.py, devices declared by comment)."""
 import pytest
 
-from tests.rules.xla._helpers import CPU, GPU, own
+from tests.rules.device_helpers import CPU, GPU, own
 from tfperf_lsp.config import Settings
 from tfperf_lsp.engine import analyze
 from tfperf_lsp.model import Severity

@@ -9,7 +9,7 @@ import pytest
 
 from tfperf_lsp.cli import main
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 PROGRAMS = {
     "vectorize.py": "V4 concat loop == list + one concat: True",
     "seed000_einsum_batch_matmul.py": "loop and einsum results equal: True",
