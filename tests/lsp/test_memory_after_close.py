@@ -109,7 +109,7 @@ def run_session(tmp_path, pull: bool):
 
 
 def assert_nothing_kept(server):
-    futures = server.protocol._request_futures  # noqa: SLF001 - pygls's table of running handlers
+    futures = server.protocol._request_futures  # pygls's table of running handlers
     assert not futures, f"{len(futures)} finished handlers kept after {DOCUMENTS} documents: {list(futures.values())[:3]}"
     state = server.state
     assert not server.workspace.text_documents
