@@ -58,6 +58,7 @@ class WorkspaceIndex:
         version, parso's parse tree of it). Without this the server grew with every edit."""
         with self._lock:
             self._facts.pop(path, None)
+            self.consulted.pop(path, None)  # read by the CLI's cache only; a server kept one per file ever opened
             for key in [k for k in self._answers if k[0] == path]:
                 del self._answers[key]
         try:

@@ -5,6 +5,7 @@ import logging
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from tfperf_lsp import __version__
 from tfperf_lsp.lsp.refusals import is_refusal
@@ -13,12 +14,33 @@ from tfperf_lsp.lsp.state import ServerState
 log = logging.getLogger("tfperf_lsp")
 
 
+class TfperfProtocol(LanguageServerProtocol):
+    """pygls (2.1) files the future of every handler it runs in ``_request_futures``, under the
+    request's id or, for a notification and for each handler a built-in feature chains to
+    (didOpen, didChange, didClose, executeCommand ...), under a fresh uuid. Only a request's own
+    entry is removed when it is answered: the others stayed forever, a future with its lock and
+    condition (and an asyncio task for an async handler) per notification, 8-14 KB per
+    document opened, edited and closed (issue 15, point 17). A finished handler's entry is
+    dropped here; a running one stays, so $/cancelRequest still finds it."""
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        super()._execute_handler(msg_id, handler, callback, args=args, kwargs=kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda done: self._drop_finished(msg_id, done))
+
+    def _drop_finished(self, msg_id, future) -> None:
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+
+
 class TfperfServer(LanguageServer):
     def __init__(self):
         from tfperf_lsp.lsp.notebooks import SELECTOR
 
         super().__init__(
-            "tfperf", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, notebook_document_sync=SELECTOR
+            "tfperf", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=SELECTOR, protocol_cls=TfperfProtocol,
         )
         self.state = ServerState(self)
 
