@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tfperf_lsp.engine import analyze, fix_for
-from tfperf_lsp.rewrite.edits import apply_edits
+from tfperf_lsp.engine import analyze, fixed_text
 
 
 def source(code: str) -> str:
@@ -17,16 +16,11 @@ def findings(code: str, rule_code: str, settings=None) -> list:
     return [f for f in analysis.findings if f.code == rule_code]
 
 
-def fixed(code: str, codes: set[str], settings=None, rounds: int = 20) -> str:
-    """``code`` after applying every fix (safe and unsafe) of ``codes``, one at a time."""
-    text = source(code)
-    for _ in range(rounds):
-        analysis = analyze(text, settings=settings)
-        assert not analysis.rule_errors, analysis.rule_errors
-        todo = [f for f in analysis.findings if f.code in codes and f.fix_title]
-        if not todo:
-            return text
-        fix = fix_for(analysis, todo[0])
-        assert fix is not None and fix.edits, todo[0].message
-        text = apply_edits(text, fix.edits)
-    raise AssertionError("fixes did not converge")
+def fixed(code: str, codes: set[str], settings=None) -> str:
+    """``code`` after applying every fix (safe and unsafe) of ``codes``, one at a time
+    (engine.fixed_text); fails if a fixable finding of ``codes`` remains (a fix that could not
+    be built, or fixes that do not converge)."""
+    text = fixed_text(source(code), codes, settings)
+    remaining = [f for f in analyze(text, settings=settings).findings if f.code in codes and f.fix_title]
+    assert not remaining, [f.message for f in remaining]
+    return text
