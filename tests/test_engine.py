@@ -93,3 +93,34 @@ def test_syntax_error_gives_no_findings_and_no_exception():
     assert analyze("\x00").parse_error is not None  # NUL bytes: ValueError inside ast
     deep = "x = " + "(" * 300 + "1" + ")" * 300
     assert analyze(deep).findings == []  # too deep for the parser on some versions: no crash
+
+
+def test_a_fix_that_raises_is_not_offered_and_is_logged(caplog):
+    """Fixes are built where the finding is reported (Rule.finding(fix=...)); one that raises
+    when asked for gives no fix, with the reason in the log, and nothing else breaks."""
+    import logging
+
+    from tfperf_lsp.engine import fix_for
+
+    analysis = analyze("import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n\nfor i in range(3):\n    f(i * 0.5)\n")
+    finding = next(f for f in analysis.findings if f.code == "TFP101")
+    assert fix_for(analysis, finding) is not None
+
+    def broken():
+        raise RuntimeError("cannot rewrite this")
+
+    finding.build_fix = broken
+    with caplog.at_level(logging.WARNING, logger="tfperf_lsp.engine"):
+        assert fix_for(analysis, finding) is None
+    assert "cannot be built" in caplog.text and "cannot rewrite this" in caplog.text
+
+
+def test_findings_pickle_without_their_fix_builders():
+    """A result sent between processes or cached carries its fixes built already (checker.detach):
+    the builder, a closure over syntax trees, is left behind."""
+    import pickle
+
+    analysis = analyze("import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n\nfor i in range(3):\n    f(i * 0.5)\n")
+    finding = next(f for f in analysis.findings if f.code == "TFP101")
+    copy = pickle.loads(pickle.dumps(finding))
+    assert copy == finding and copy.build_fix is None and finding.build_fix is not None
