@@ -129,6 +129,8 @@ def test_rules_and_rule_docs(capsys):
     docs = capsys.readouterr().out
     assert docs.startswith("# TFP101 python-scalar-argument")
     assert "## Why is this slow" in docs and "```python" in docs
+    # "Use instead" is the example after the rule's own fix, computed, not written twice
+    assert "Use instead:" in docs and "train_step(x, tf.constant(step))" in docs.split("Use instead:")[1]
     assert main(["rule", "TFP000"]) == 2
     assert main(["rules", "--format", "json"]) == 0
     assert any(r["code"] == "TFP106" and r["fix"] for r in json.loads(capsys.readouterr().out))

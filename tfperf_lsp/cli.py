@@ -347,7 +347,9 @@ def _rule(args) -> int:
     if rule is None:
         print(f"tfperf: no rule {args.code!r}; `tfperf rules` lists them", file=sys.stderr)
         return 2
-    print(rule.markdown(), end="")
+    from tfperf_lsp.engine import rule_docs
+
+    print(rule_docs(rule), end="")
     return 0
 
 

@@ -15,7 +15,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
-from tfperf_lsp.rules import ALL_RULES, Rule
+from tfperf_lsp.rules import ALL_RULES, Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,18 @@ def fixed_text(text: str, codes: set[str], settings: Settings | None = None, pat
             return text
         text = apply_edits(text, fix.edits)
     return text
+
+
+def fixed_example(rule: Rule, example: Example) -> str | None:
+    """A rule's example after the rule's fixes, None if it offers none there: computed by the
+    fix itself (the rule's snapshot in tests/rules/snapshots pins it), never written twice."""
+    fixed = fixed_text(example.source, {rule.code}, Settings().with_overrides({"select": ["ALL"]}))
+    return None if fixed == example.source else fixed
+
+
+def rule_docs(rule: Rule) -> str:
+    """The rule's documentation with its first example's fix as "Use instead"."""
+    return rule.markdown(fixed_example(rule, rule.invalid[0]) if rule.invalid else None)
 
 
 _PERFORMANCE = PERFORMANCE_CATEGORIES  # silent where speed does not matter (analysis.hotness)

@@ -3,7 +3,7 @@ documented text), valid ones give none. A rule without examples fails here."""
 import pytest
 
 from tfperf_lsp.config import Settings
-from tfperf_lsp.engine import analyze
+from tfperf_lsp.engine import analyze, fixed_example
 from tfperf_lsp.model import CATEGORIES, Severity
 from tfperf_lsp.rules import ALL_RULES
 
@@ -37,7 +37,7 @@ def test_invalid_example_is_flagged(rule, index, example):
 def test_invalid_example_fix_compiles_and_leaves_nothing_to_fix(rule, index, example):
     """What the fix makes of the example is pinned by the snapshot (tests/rules/snapshots); here:
     it is Python, and no fixable finding of the rule remains."""
-    fixed = rule.fixed_example(example)
+    fixed = fixed_example(rule, example)
     if fixed is None:
         return
     compile(fixed, "<fixed>", "exec")

@@ -9,6 +9,7 @@ import pytest
 
 from tests.rules.tensorflow_harness import assert_same_values, module_values, run
 from tests.rules.tensorflow_harness import trace_count as count_traces
+from tfperf_lsp.engine import fixed_example
 from tfperf_lsp.rules import ALL_RULES
 
 pytestmark = pytest.mark.tf
@@ -25,7 +26,7 @@ def trace_count(example, namespace):
 def test_example_retraces_and_fix_traces_once(rule, example):
     before = trace_count(example, run(example.source))
     assert before > 1, f"{rule.code}: the example should retrace, it traced {before} time(s)"
-    after_source = rule.fixed_example(example)
+    after_source = fixed_example(rule, example)
     if after_source is None:
         return  # no fix is safe for this pattern: the finding explains instead
     after = trace_count(example, run(after_source))
@@ -37,13 +38,13 @@ def test_example_behaves_as_documented_under_tensorflow(rule, example):
     if example.verify:
         run(example.source, example.verify)
     if example.verify_fixed:
-        run(rule.fixed_example(example), example.verify_fixed)
+        run(fixed_example(rule, example), example.verify_fixed)
 
 
 FIXED = [(rule, ex) for rule in ALL_RULES for ex in rule.invalid
-         if ex.runnable and not ex.changes_outputs and rule.fixed_example(ex) is not None]
+         if ex.runnable and not ex.changes_outputs and fixed_example(rule, ex) is not None]
 
 
 @pytest.mark.parametrize("rule,example", FIXED, ids=[f"{r.code}-{i}" for i, (r, e) in enumerate(FIXED)])
 def test_fixed_example_runs_and_keeps_results(rule, example):
-    assert_same_values(module_values(run(example.source)), module_values(run(rule.fixed_example(example))))
+    assert_same_values(module_values(run(example.source)), module_values(run(fixed_example(rule, example))))

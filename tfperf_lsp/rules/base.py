@@ -29,7 +29,7 @@ FixBuilder = Callable[[], "Fix | None"]
 class Example:
     code: str
     # invalid examples: how many findings of this rule the code gives. What the fix makes of the
-    # example is computed by the fix (Rule.fixed_example) and pinned by the rule's snapshot.
+    # example is computed by the fix (engine.fixed_example) and pinned by the rule's snapshot.
     count: int = 1
     # invalid examples whose preconditions for a rewrite do not hold: flagged, but no fix
     expect_no_fix: bool = False
@@ -132,19 +132,10 @@ class Rule:
         )
 
     @classmethod
-    def fixed_example(cls, example: Example) -> str | None:
-        """The example after this rule's fixes, None if it offers none there: computed by the
-        fix itself (the snapshot in tests/rules/snapshots pins it), never written twice."""
-        from tfperf_lsp.config import Settings
-        from tfperf_lsp.engine import fixed_text  # the engine imports the rules: import on use
-
-        settings = Settings().with_overrides({"select": ["ALL"]})
-        fixed = fixed_text(example.source, {cls.code}, settings)
-        return None if fixed == example.source else fixed
-
-    @classmethod
-    def markdown(cls) -> str:
-        """The full rule documentation, as `tfperf rule CODE` and the hover's link show it."""
+    def markdown(cls, fixed_example: str | None = None) -> str:
+        """The full rule documentation, as `tfperf rule CODE` and the hover's link show it, with
+        ``fixed_example`` (the first invalid example after the fix: engine.rule_docs computes it)
+        as "Use instead"."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
         parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category))
         parts += ["", f"TensorFlow guide: {cls.doc_url}"]
@@ -152,9 +143,8 @@ class Rule:
             parts += ["", "## Example"]
             example = cls.invalid[0]
             parts += ["", "```python", example.source.rstrip(), "```"]
-            fixed = cls.fixed_example(example)
-            if fixed is not None:
-                parts += ["", "Use instead:", "", "```python", fixed.rstrip(), "```"]
+            if fixed_example is not None:
+                parts += ["", "Use instead:", "", "```python", fixed_example.rstrip(), "```"]
         if cls.valid:
             parts += ["", "## Not flagged", "", "```python", cls.valid[0].source.rstrip(), "```"]
         return "\n".join(parts) + "\n"

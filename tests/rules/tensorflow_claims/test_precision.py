@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tests.rules.device_helpers import GPU, fixed, run, tensors
+from tfperf_lsp.engine import fixed_example
 from tfperf_lsp.rules import rule_by_code
 
 pytestmark = pytest.mark.tf
@@ -26,7 +27,7 @@ def test_removed_api_originals_really_fail_on_tf_2_21():
 def test_softmax_output_split_returns_float32_and_the_same_probabilities():
     rule = rule_by_code("TFP602")
     for example in rule.invalid:
-        original, rewritten = run(example.source), run(rule.fixed_example(example))
+        original, rewritten = run(example.source), run(fixed_example(rule, example))
         assert original["probs"].dtype == "float16" and rewritten["probs"].dtype == "float32"
         np.testing.assert_allclose(
             np.asarray(rewritten["probs"]), np.asarray(original["probs"]).astype("float32"), rtol=RTOL_FP16, atol=ATOL_FP16
@@ -38,7 +39,7 @@ def test_mixed_policy_fix_trains_in_float16_and_predicts_close_to_float32():
     rule = rule_by_code("TFP601")
     example = rule.invalid[0]
     original = run(example.source)
-    rewritten = run(rule.fixed_example(example))
+    rewritten = run(fixed_example(rule, example))
     assert original["model"].layers[0].compute_dtype == "float32"
     assert rewritten["model"].layers[0].compute_dtype == "float16"
     for name, value in tensors(original).items():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tests.rules.device_helpers import fixed, run, tensors
+from tfperf_lsp.engine import fixed_example
 from tfperf_lsp.rules import rule_by_code
 
 pytestmark = pytest.mark.tf
@@ -24,7 +25,7 @@ def test_jit_candidate_documented_fix_compiles_with_xla_and_keeps_results():
     # The other cases (a hot activation, a Keras train step) are fixtures with [run] and verify cells.
     rule = rule_by_code("TFP501")
     example = rule.invalid[0]
-    original, rewritten = run(example.source), run(rule.fixed_example(example))
+    original, rewritten = run(example.source), run(fixed_example(rule, example))
     _assert_same(tensors(original), tensors(rewritten))
     assert rewritten["train_step"]._jit_compile is True and not original["train_step"]._jit_compile
 

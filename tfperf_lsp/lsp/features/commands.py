@@ -7,6 +7,7 @@ import tempfile
 
 from lsprotocol import types
 
+from tfperf_lsp.engine import rule_docs
 from tfperf_lsp.rules import rule_by_code
 
 
@@ -16,7 +17,7 @@ def register(server) -> None:
         rule = rule_by_code(str(code))
         if rule is None:
             raise ValueError(f"no rule {code!r}")
-        return {"code": rule.code, "markdown": rule.markdown()}
+        return {"code": rule.code, "markdown": rule_docs(rule)}
 
     @server.command("tfperf.showRuleDocs")
     async def show_rule_docs(ls, code: str):
@@ -69,5 +70,5 @@ def _docs_file(rule) -> str:
         os.unlink(path)
         fd = os.open(path, flags | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(rule.markdown())
+        handle.write(rule_docs(rule))
     return path
