@@ -128,7 +128,7 @@ def drive(args, port, result):
             page.on("websocket", on_websocket)
             t0 = time.time()
             page.goto(f"http://127.0.0.1:{port}/lab/tree/train.ipynb?token={TOKEN}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=args.timeout * 1000)
+            page.wait_for_selector(".jp-Notebook .jp-CodeCell .cm-content", timeout=args.timeout * 1000)
             result["timings"]["notebook_shown_s"] = round(time.time() - t0, 1)
             # The squiggle: CodeMirror's lint decoration that jupyterlab-lsp adds for each diagnostic.
             page.wait_for_selector(".jp-Notebook .cm-lintRange", timeout=args.timeout * 1000)
@@ -194,6 +194,7 @@ def main():
         result["ok"] = True
     except Exception:
         result["error"] = traceback.format_exc()
+        print(result["error"], file=sys.stderr)
     finally:
         result["timings"]["total_s"] = round(time.time() - t0, 1)
         try:  # the server and its children (kernel, tfperf-lsp) are in its own process group
