@@ -59,15 +59,22 @@ def start_lab(args, port):
     settings = os.path.join(args.workdir, "user-settings", "@jupyterlab", "apputils-extension")
     for d in (root, config, settings):
         os.makedirs(d, exist_ok=True)
-    with open(args.config) as src, open(os.path.join(config, "jupyter_server_config.json"), "w") as dst:
+    name = "jupyter_server_config" + os.path.splitext(args.config)[1]  # .json or .py
+    with open(args.config) as src, open(os.path.join(config, name), "w") as dst:
         dst.write(src.read())
     # No "news" toast over the notebook, no update check: nothing a headless run should fetch.
     with open(os.path.join(settings, "notification.jupyterlab-settings"), "w") as f:
         json.dump({"fetchNews": "false", "checkForUpdates": False}, f)
+    if args.lsp_settings:  # jupyterlab-lsp's user settings (Settings > Language Servers), e.g. a priority
+        plugin = os.path.join(args.workdir, "user-settings", "@jupyter-lsp", "jupyterlab-lsp")
+        os.makedirs(plugin, exist_ok=True)
+        with open(args.lsp_settings) as src, open(os.path.join(plugin, "plugin.jupyterlab-settings"), "w") as dst:
+            dst.write(src.read())
     write_notebook(os.path.join(root, "train.ipynb"))
     bindir = os.path.dirname(sys.executable)
     env = {**os.environ,
-           "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),  # as if the environment were activated
+           # as if the environment were activated (--not-activated: as if jupyter were run by its full path)
+           "PATH": os.pathsep.join(([] if args.not_activated else [bindir]) + [os.environ.get("PATH", "")]),
            "JUPYTER_CONFIG_DIR": config,  # replaces ~/.jupyter: our jupyter_server_config.json is read from here
            "JUPYTER_DATA_DIR": os.path.join(args.workdir, "data"),
            "JUPYTER_RUNTIME_DIR": os.path.join(args.workdir, "runtime"),
@@ -174,6 +181,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--config", required=True, help="the jupyter_server_config.json to run JupyterLab with")
     parser.add_argument("--workdir", required=True)
+    parser.add_argument("--not-activated", action="store_true", help="leave the environment's bin/ off PATH")
+    parser.add_argument("--lsp-settings", help="a plugin.jupyterlab-settings for @jupyter-lsp/jupyterlab-lsp")
     parser.add_argument("--out", required=True)
     parser.add_argument("--shots", help="folder for the screenshots (default: WORKDIR)")
     parser.add_argument("--chromium", default=os.environ.get("TFPERF_CHROMIUM", "/usr/bin/chromium"))
