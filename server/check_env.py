@@ -25,6 +25,11 @@ def _old_python():
     }
 
 
+def _inside(path, folder):
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def describe():
     if sys.version_info < (3, 10):
         return _old_python()
@@ -38,8 +43,13 @@ def describe():
             return None
 
     # Installed metadata alone is not enough: the package must also be importable here.
-    tfperf = version("tfperf") if importlib.util.find_spec("tfperf_lsp") is not None else None
+    spec = importlib.util.find_spec("tfperf_lsp")
+    tfperf = version("tfperf") if spec is not None else None
     source = "environment" if tfperf else None
+    # tfperf.importStrategy "useBundled": the extension puts its bundled/libs first on PYTHONPATH.
+    bundled_libs = os.environ.get("TFPERF_BUNDLED_LIBS")
+    if tfperf and bundled_libs and spec.origin and _inside(spec.origin, bundled_libs):
+        source = "bundled"
     if tfperf is None:
         for candidate in (os.path.dirname(HERE), os.path.join(HERE, "libs")):
             if os.path.isdir(os.path.join(candidate, "tfperf_lsp")):

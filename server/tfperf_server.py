@@ -21,6 +21,21 @@ def _add_fallback_paths():
             sys.path.append(candidate)
 
 
+def _forget_bundled_pythonpath():
+    """tfperf.importStrategy "useBundled": the extension starts us with PYTHONPATH=bundled/libs
+    (named again in TFPERF_BUNDLED_LIBS). It is on sys.path now; take it off PYTHONPATH so the
+    processes we start (the benchmark worker runs the user's code in the user's environment) do
+    not import the bundled libraries instead of the user's own."""
+    libs = os.environ.pop("TFPERF_BUNDLED_LIBS", None)
+    if not libs:
+        return
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != libs]
+    if rest:
+        os.environ["PYTHONPATH"] = os.pathsep.join(rest)
+    else:
+        os.environ.pop("PYTHONPATH", None)
+
+
 def _install_target():
     """What to pip-install: the wheel shipped beside this launcher, or the checkout it is in."""
     import glob
@@ -42,6 +57,7 @@ def main():
         )
         return 3
     _add_fallback_paths()
+    _forget_bundled_pythonpath()
     try:
         from tfperf_lsp.cli import lsp_main
         import tfperf_lsp.lsp.server  # noqa: F401 - imports pygls & co. now, to fail with a clear message

@@ -12,7 +12,6 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 
-import pathspec
 
 from tfperf_lsp import settings_schema
 
@@ -148,7 +147,16 @@ def glob_matches(pattern: str, path: str, root: str) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _spec(patterns: tuple[str, ...]):
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return _gitignore_spec(patterns)
+
+
+def _gitignore_spec(lines):
+    # Imported here, not at the top: the benchmark worker imports this module (through the result
+    # cache) in the user's environment, which has tfperf_lsp on its path but not tfperf's
+    # dependencies when the editor runs the bundled server (tfperf.importStrategy "useBundled").
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _matches(spec, path: str, root: str, is_dir: bool | None = None) -> bool:
@@ -189,7 +197,7 @@ class _GitIgnores:
         for source in sources:
             try:
                 with open(source, encoding="utf-8", errors="replace") as handle:
-                    own.append((directory, pathspec.GitIgnoreSpec.from_lines(handle)))
+                    own.append((directory, _gitignore_spec(handle)))
             except OSError:
                 pass
         self._by_dir[directory] = inherited + own

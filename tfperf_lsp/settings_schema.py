@@ -87,6 +87,15 @@ SETTINGS: tuple[Setting, ...] = (
             description="Python that runs the tfperf server and its benchmark worker; use the environment that has "
                         "TensorFlow. Empty = the Python extension's active environment. Supports `${workspaceFolder}`, "
                         "`${userHome}`, `${env:NAME}` and `~`. Changing it restarts the server."),
+    Setting("importStrategy", "string", "useBundled", scope="window", readers=_EDITOR_ONLY, markdown=True,
+            enum=("useBundled", "fromEnvironment"),
+            enum_descriptions=("Run the tfperf server shipped inside the extension (with its libraries) on the selected "
+                               "interpreter; nothing is installed into your environment.",
+                               "Run the tfperf installed in the selected interpreter's environment (pip-install it there)."),
+            description="Which tfperf server runs: the copy bundled with the extension (`useBundled`, the default) or "
+                        "the one installed in the interpreter's environment (`fromEnvironment`). Either way the "
+                        "selected interpreter runs it and benchmarks. An extension built without the bundle falls back "
+                        "to `fromEnvironment` and says so. Changing it restarts the server."),
     Setting("rules", "object", {}, markdown=True, project="rules",
             additional_properties={"anyOf": [{"type": "string", "enum": list(SEVERITIES)}, {"type": "boolean"}]},
             description="Per-rule severity, e.g. `{\"TFP101\": \"off\", \"TFP203\": \"error\"}`. Rules not listed keep "

@@ -95,6 +95,8 @@ async function main() {
         await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
         if (mode === 'restricted') {
             await restricted(page);
+        } else if (mode === 'bundled') {
+            await bundled(page);
         } else {
             await trusted(page);
         }
@@ -251,6 +253,28 @@ async function trusted(page) {
             await shot(page, '08-notebook-fixed');
         }
         signal('ui-notebook-fixed');
+    }
+}
+
+async function bundled(page) {
+    const p1 = await waitPhase(['bundled-diagnostics', 'done'], 180000);
+    check('bundled: probe reached diagnostics', p1 === 'bundled-diagnostics', p1);
+    await sleep(1000);
+    const squiggles = await page.$$eval('.part.editor .monaco-editor .view-overlays [class*="squiggly-"]', (els) => els.length);
+    check('bundled: squiggles visible in the editor', squiggles > 0, squiggles);
+    notes.toasts = await toasts(page);
+    check('bundled: no install prompt', !notes.toasts.some((t) => /tfperf is not installed/.test(t.text)), notes.toasts);
+    await shot(page, '01-bundled-squiggles');
+    signal('ui-bundled');
+    // Fix on save, the way a user saves: focus the editor, Ctrl+S.
+    if ((await waitPhase(['fix-on-save', 'done'], 90000)) === 'fix-on-save') {
+        await page.click('.part.editor .editor-group-container.active .monaco-editor .view-lines');
+        await page.keyboard.down('Control');
+        await page.keyboard.press('KeyS');
+        await page.keyboard.up('Control');
+        signal('ui-saved');
+        await waitPhase(['done'], 60000);
+        await shot(page, '02-fixed-on-save');
     }
 }
 

@@ -4,6 +4,7 @@
 #   npm run e2e                 # against the real server (python server/tfperf_server.py)
 #   npm run e2e -- --fake       # against e2e/fake_server.py (client-side contract only)
 #   npm run e2e -- --no-restricted   # skip the Restricted Mode run
+#   npm run e2e -- --bundled-only    # only the tfperf.importStrategy "useBundled" run (fast)
 #
 # It builds the .vsix (npm run package), creates a fresh venv that sees the repo venv's packages
 # (TensorFlow, pygls...) but not tfperf, installs the .vsix and a test-only probe extension into a
@@ -12,6 +13,10 @@
 #                   its progress notification and timings in the hover; screenshots.
 #   restricted run: answers "No" to the trust prompt; hints still work, benchmarks are refused
 #                   with an explanation.
+#   (both with tfperf.importStrategy "fromEnvironment", the interpreter's own tfperf)
+#   bundled run:    tfperf.importStrategy "useBundled" (the default) with a bare venv (no packages at
+#                   all): diagnostics from the .vsix's bundled server, nothing installed; then fix on
+#                   save (editor.codeActionsOnSave source.fixAll.tfperf, Ctrl+S in the page).
 # Screenshots, summaries and logs go to e2e/artifacts/. Every process it starts is stopped at exit.
 # Env: CODE_SERVER_DIR (default /tmp/code-server), TFPERF_E2E_PYTHON (default <repo>/.venv/bin/python),
 #      TFPERF_E2E_BENCH_TIMEOUT (seconds, default 300), TFPERF_E2E_NO_BUILD=1 (reuse the .vsix),
@@ -20,11 +25,12 @@ set -euo pipefail
 E2E=$(cd "$(dirname "$0")" && pwd)
 CLIENT=$(cd "$E2E/.." && pwd)
 REPO=$(cd "$CLIENT/.." && pwd)
-SERVER=real RESTRICTED=1
+SERVER=real RESTRICTED=1 MAIN=1 BUNDLED=1
 for arg in "$@"; do
   case "$arg" in
-    --fake) SERVER=fake ;;
+    --fake) SERVER=fake BUNDLED=0 ;;
     --no-restricted) RESTRICTED=0 ;;
+    --bundled-only) MAIN=0 RESTRICTED=0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -106,26 +112,34 @@ else
   SRC="$REPO/examples"
 fi
 mkdir -p "$T/ud/User" "$T/ext" "$T/xch" "$ART"
+# The bundled run's interpreter: a venv with nothing installed (not even the shared packages).
+"$("$BASE_PY" -c 'import sys; print(sys._base_executable)')" -m venv --without-pip "$T/bare"
+BARE_SITE=$("$T/bare/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 rm -f "$ART"/*.png "$ART"/summary-*.json "$ART"/*.log
-cat > "$T/ud/User/settings.json" <<JSON
-{
-  "tfperf.interpreter": "$INTERPRETER",
-  "tfperf.benchmark.timeBudget": 1,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "workbench.enableExperiments": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoUpdate": false,
-  "extensions.autoCheckUpdates": false,
-  "editor.hover.delay": 300,
-  "editor.minimap.enabled": false,
-  "files.hotExit": "off",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-  "security.workspace.trust.startupPrompt": "always",
-  "security.workspace.trust.untrustedFiles": "open"
-}
+# User settings of a run: write_settings INTERPRETER IMPORT_STRATEGY
+write_settings() {
+  cat > "$T/ud/User/settings.json" <<JSON
+  {
+    "tfperf.interpreter": "$1",
+    "tfperf.importStrategy": "$2",
+    "tfperf.benchmark.timeBudget": 1,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoUpdate": false,
+    "extensions.autoCheckUpdates": false,
+    "editor.hover.delay": 300,
+    "editor.minimap.enabled": false,
+    "files.hotExit": "off",
+    "chat.commandCenter.enabled": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "security.workspace.trust.startupPrompt": "always",
+    "security.workspace.trust.untrustedFiles": "open",
+    "[python]": { "editor.codeActionsOnSave": { "source.fixAll.tfperf": "explicit" } }
+  }
 JSON
+}
 printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$T/config.yaml"
 CS_ARGS=(--config "$T/config.yaml" --user-data-dir "$T/ud" --extensions-dir "$T/ext")
 # code-server, Chromium and the language server write caches and logs under the XDG folders
@@ -141,14 +155,16 @@ free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1
 # 4. One code-server session per mode.
 run_mode() {
   local mode=$1 trust_flag=() port
-  [ "$mode" = trusted ] && trust_flag=(--disable-workspace-trust)
+  [ "$mode" != restricted ] && trust_flag=(--disable-workspace-trust)
+  if [ "$mode" = bundled ]; then write_settings "$T/bare/bin/python" useBundled; else write_settings "$INTERPRETER" fromEnvironment; fi
   port=$(free_port)
   rm -f "$T/xch"/*
   local ws="$T/ws-$mode"   # fresh files per run: the other run's edits must not leak in
   mkdir -p "$ws" && cp "$SRC"/*.py "$ws/"
   log "$mode run: code-server on port $port"
   # TFPERF_CACHE_DIR: benchmark results of this run only (not ~/.cache/tfperf), so a benchmark is really measured.
-  TFPERF_E2E_OLD_PYTHON="$OLD_PY" TFPERF_E2E_RUN="$T" TFPERF_CACHE_DIR="$T/bench-cache" TFPERF_E2E_DIR="$T/xch" TFPERF_E2E_TRUSTED=$([ "$mode" = trusted ] && echo 1 || echo 0) \
+  TFPERF_E2E_OLD_PYTHON="$OLD_PY" TFPERF_E2E_RUN="$T" TFPERF_CACHE_DIR="$T/bench-cache" TFPERF_E2E_DIR="$T/xch" TFPERF_E2E_TRUSTED=$([ "$mode" = restricted ] && echo 0 || echo 1) \
+    TFPERF_E2E_MODE="$mode" TFPERF_E2E_SITE_PACKAGES="$BARE_SITE" \
     TFPERF_E2E_BENCH_TIMEOUT="${TFPERF_E2E_BENCH_TIMEOUT:-300}" \
     setsid "$CS" "${CS_ARGS[@]}" --bind-addr "127.0.0.1:$port" --disable-telemetry --disable-update-check \
     "${trust_flag[@]}" "$ws" >"$T/code-server-$mode.log" 2>&1 &
@@ -171,9 +187,14 @@ run_mode() {
 }
 
 status=0
-run_mode trusted || status=1
+if [ "$MAIN" = 1 ]; then
+  run_mode trusted || status=1
+fi
 if [ "$RESTRICTED" = 1 ]; then
   run_mode restricted || status=1
+fi
+if [ "$BUNDLED" = 1 ]; then
+  run_mode bundled || status=1
 fi
 log "artifacts: $ART"
 exit $status

@@ -12,6 +12,10 @@ export function readServerSettings(resource: vscode.Uri | undefined = firstFolde
     return toServerSettings((key) => config.get(key), vscode.workspace.isTrusted);
 }
 
+export function importStrategySetting(resource: vscode.Uri | undefined = firstFolder()?.uri): unknown {
+    return vscode.workspace.getConfiguration('tfperf', resource).get('importStrategy');
+}
+
 export function interpreterSetting(resource: vscode.Uri | undefined = firstFolder()?.uri): string {
     return vscode.workspace.getConfiguration('tfperf', resource).get<string>('interpreter') ?? '';
 }

@@ -16,6 +16,8 @@ import { BenchmarkProgress } from './ui/benchmarkProgress';
 export interface ClientParts {
     interpreter: string;
     launcher: string; // path of tfperf_server.py
+    /** Added to the server's environment (tfperf.importStrategy useBundled: PYTHONPATH = bundled/libs). */
+    env: Record<string, string>;
     cwd: string;
     log: vscode.LogOutputChannel;
     settings: () => ServerSettings;
@@ -50,7 +52,7 @@ export function createLanguageClient(parts: ClientParts): LanguageClient {
         options: {
             cwd: parts.cwd,
             // UTF-8 on every platform; unbuffered so the log shows a crash's last words.
-            env: { ...process.env, PYTHONUTF8: '1', PYTHONUNBUFFERED: '1' },
+            env: { ...process.env, ...parts.env, PYTHONUTF8: '1', PYTHONUNBUFFERED: '1' },
         },
     };
     const clientOptions: LanguageClientOptions = {

@@ -5,10 +5,11 @@ import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { DidChangeConfigurationNotification, LanguageClient, State, WorkDoneProgressCancelNotification } from 'vscode-languageclient/node';
-import { firstFolder, interpreterSetting, readServerSettings } from './config';
+import { firstFolder, importStrategySetting, interpreterSetting, readServerSettings } from './config';
 import { CoalescingRunner } from './core/coalescingRunner';
 import { CrashTracker } from './core/crashTracker';
-import { EnvReport, PlanContext, noticeForStartFailure, planFromProbe } from './core/envCheck';
+import { EnvReport, PlanContext, noticeForStartFailure, parseEnvReport, planFromProbe } from './core/envCheck';
+import { BundleManifest, LaunchPlan, checkBundleFits, parseBundleManifest, planLaunch } from './core/launch';
 import { chooseInterpreter } from './core/interpreter';
 import { Notice, notices } from './core/notices';
 import { BenchmarkResult, parseBenchmarkResult } from './core/results';
@@ -26,6 +27,10 @@ export interface Bundle {
     serverDir: string;
     /** The tfperf wheel shipped in the .vsix, if any. */
     wheel?: string;
+    /** bundled/libs: tfperf and its libraries for tfperf.importStrategy "useBundled", if this build has them. */
+    libs?: string;
+    /** bundled/bundle.json: the platform and Python version bundled/libs fits. */
+    manifest?: BundleManifest;
 }
 
 /** The .vsix ships server/ and bundled/; a development checkout uses the repository's server/. */
@@ -34,7 +39,19 @@ export function locateBundle(extensionPath: string): Bundle {
     const serverDir = fs.existsSync(path.join(inside, 'tfperf_server.py')) ? inside : path.join(extensionPath, '..', 'server');
     const bundled = path.join(extensionPath, 'bundled');
     const wheels = fs.existsSync(bundled) ? fs.readdirSync(bundled).filter((f) => /^tfperf-.*\.whl$/.test(f)).sort() : [];
-    return { serverDir, wheel: wheels.length > 0 ? path.join(bundled, wheels[wheels.length - 1]) : undefined };
+    const libs = path.join(bundled, 'libs');
+    let manifest: BundleManifest | undefined;
+    try {
+        manifest = parseBundleManifest(fs.readFileSync(path.join(bundled, 'bundle.json'), 'utf8'));
+    } catch {
+        manifest = undefined; // no bundle in this build (a development checkout, or packaged without it)
+    }
+    return {
+        serverDir,
+        wheel: wheels.length > 0 ? path.join(bundled, wheels[wheels.length - 1]) : undefined,
+        libs: manifest !== undefined && fs.existsSync(path.join(libs, 'tfperf_lsp')) ? libs : undefined,
+        manifest,
+    };
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -44,6 +61,7 @@ export class ServerManager implements vscode.Disposable {
     private serverStatus: ServerStatus | undefined;
     private report: EnvReport | undefined;
     private interpreter: string | undefined;
+    private launch: LaunchPlan | undefined;
     private stopping = false;
     private reachedRunning = false; // the current client completed initialize at least once
     private stderrTail: string[] = [];
@@ -135,6 +153,11 @@ export class ServerManager implements vscode.Disposable {
         await this.restart();
     }
 
+    /** The strategy the running server was started with. */
+    get importStrategy(): LaunchPlan | undefined {
+        return this.launch;
+    }
+
     async stop(): Promise<void> {
         const client = this.client;
         this.client = undefined;
@@ -160,6 +183,7 @@ export class ServerManager implements vscode.Disposable {
         await this.stop();
         this.interpreter = undefined;
         this.report = undefined;
+        this.launch = undefined;
         const folder = firstFolder();
         const pythonInstalled = pythonExtensionInstalled();
         const choice = chooseInterpreter({
@@ -184,7 +208,20 @@ export class ServerManager implements vscode.Disposable {
         }
 
         this.setPhase('starting');
-        const outcome = await runProbe(choice.path, path.join(this.bundle.serverDir, 'check_env.py'));
+        const checkEnv = path.join(this.bundle.serverDir, 'check_env.py');
+        let launch = planLaunch(importStrategySetting(), this.bundle, `${process.platform}-${process.arch}`, process.env.PYTHONPATH, path.delimiter);
+        this.logLaunch(launch);
+        let outcome = await runProbe(choice.path, checkEnv, undefined, undefined, launch.env);
+        if (launch.strategy === 'useBundled' && outcome.kind === 'ok') {
+            // The bundle's binary libraries load only in the Python version they were installed for.
+            const fitted = checkBundleFits(launch, this.bundle, choice.path, parseEnvReport(outcome.stdout)?.python);
+            if (fitted !== launch) {
+                launch = fitted;
+                this.logLaunch(launch);
+                outcome = await runProbe(choice.path, checkEnv);
+            }
+        }
+        this.launch = launch;
         this.log.info(`check_env: ${JSON.stringify(outcome)}`);
         const ctx: PlanContext = { interpreter: choice.path, pythonExtensionInstalled: pythonInstalled, canInstall: this.bundle.wheel !== undefined };
         const plan = planFromProbe(outcome, ctx);
@@ -209,6 +246,7 @@ export class ServerManager implements vscode.Disposable {
         const client = createLanguageClient({
             interpreter,
             launcher: path.join(this.bundle.serverDir, 'tfperf_server.py'),
+            env: this.launch?.env ?? {},
             cwd: folder?.uri.fsPath ?? this.bundle.serverDir,
             log: this.log,
             settings: () => readServerSettings().settings,
@@ -273,6 +311,18 @@ export class ServerManager implements vscode.Disposable {
         this.setPhase('failed');
         void this.presenter.show(notices.crashLoop(decision.crashes, this.crashes.windowMs / 60000));
         return false;
+    }
+
+    private logLaunch(launch: LaunchPlan): void {
+        if (launch.strategy === 'useBundled') {
+            const m = this.bundle.manifest;
+            this.log.info(`Import strategy: useBundled (${this.bundle.libs}, tfperf ${m?.tfperf} for Python ${m?.python} on ${m?.platform})`);
+        } else {
+            this.log.info(`Import strategy: fromEnvironment${launch.requested === 'useBundled' ? ' (useBundled requested, not available)' : ''}`);
+        }
+        if (launch.notice !== undefined) {
+            void this.presenter.show(launch.notice);
+        }
     }
 
     private needsSetup(notice: Notice, detail: string): void {

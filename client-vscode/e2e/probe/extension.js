@@ -340,22 +340,75 @@ async function runRestricted() {
     }
 }
 
+// tfperf.importStrategy "useBundled" against a Python without tfperf (a bare venv): the server comes
+// from the .vsix's bundled/libs; diagnostics appear and nothing was installed. Then fix on save.
+const FIX_ON_SAVE_SOURCE = 'import tensorflow as tf\n\n\n@tf.function(experimental_relax_shapes=True)\ndef step(x):\n    return x * 2\n';
+
+async function runBundled() {
+    const folder = vscode.workspace.workspaceFolders[0].uri.fsPath;
+    const file = path.join(folder, 'fix_on_save.py');
+    fs.writeFileSync(file, FIX_ON_SAVE_SOURCE);
+    const uri = vscode.Uri.file(file);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    const diags = await settledDiagnostics(uri, 120000, 2000);
+    check('bundled: diagnostics published by the bundled server (interpreter without tfperf)', diags.some((d) => codeOf(d) === 'TFP106'), diags.map(describe));
+    const log = tfperfLog();
+    check('bundled: the extension started the server with importStrategy useBundled', /Import strategy: useBundled \(/.test(log) && /"tfperf_source":"bundled"|\\"tfperf_source\\": ?\\"bundled\\"/.test(log),
+        (log.match(/.*Import strategy.*|.*tfperf_source.*/g) || []).map((l) => l.slice(0, 300)));
+    check('bundled: no "Install tfperf" offered, nothing installed into the interpreter', !/tfperf is not installed in|Installing tfperf into/.test(log)
+        && !fs.readdirSync(process.env.TFPERF_E2E_SITE_PACKAGES).some((f) => /^(tfperf|pygls|libcst|lsprotocol)/i.test(f)),
+        fs.readdirSync(process.env.TFPERF_E2E_SITE_PACKAGES));
+    phase('bundled-diagnostics');
+    await signal('ui-bundled', 60000);
+    await fixOnSave(doc, editor);
+}
+
+// Fix on save: "editor.codeActionsOnSave": {"source.fixAll.tfperf": "explicit"} for Python; a
+// user's save (Ctrl+S in the page, done by the driver) applies tfperf's safe fixes before writing.
+async function fixOnSave(doc, editor) {
+    const uri = doc.uri;
+    const full = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+    const offered = (await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, full, 'source.fixAll.tfperf')) || [];
+    state.notes.fixAllOffered = offered.map((a) => ({ title: a.title, kind: a.kind && a.kind.value, edit: Boolean(a.edit) }));
+    check('fix on save: the server offers source.fixAll.tfperf', offered.some((a) => a.kind && a.kind.value === 'source.fixAll.tfperf' && a.edit), state.notes.fixAllOffered);
+    // A user edit first: a save participant only runs for a dirty document.
+    await editor.edit((b) => b.insert(doc.positionAt(doc.getText().length), '\n\nstep(tf.ones([2]))\n'));
+    await waitFor(() => doc.isDirty, 5000, 100);
+    await settledDiagnostics(uri, 30000, 1500);
+    phase('fix-on-save', { saveFile: uri.fsPath });
+    await signal('ui-saved', 60000);
+    const fixed = await waitFor(() => !doc.isDirty && doc.getText().includes('@tf.function(reduce_retracing=True)'), 30000, 250);
+    const onDisk = fs.readFileSync(uri.fsPath, 'utf8');
+    check('fix on save: saving applies the safe fix (in the editor and on disk)', fixed && onDisk.includes('@tf.function(reduce_retracing=True)') && onDisk.includes('step(tf.ones([2]))'),
+        { dirty: doc.isDirty, editor: doc.getText(), disk: onDisk });
+    const gone = await waitFor(() => !tfperfDiagnostics(uri).some((d) => codeOf(d) === 'TFP106'), 30000);
+    check('fix on save: the fixed finding disappears', gone, tfperfDiagnostics(uri).map(describe));
+}
+
+function tfperfLog() {
+    const file = logRoot && findLog(logRoot);
+    return file ? fs.readFileSync(file, 'utf8') : '';
+}
+
 let logRoot;
+/** The tfperf extension's LogOutputChannel file (VS Code writes it as tfperf.log). */
+function findLog(dir) {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+            const hit = findLog(full);
+            if (hit) return hit;
+        } else if (entry.name === 'tfperf.log' && dir.includes('tfperf.tfperf')) {
+            return full;
+        }
+    }
+    return undefined;
+}
+
 /** How often the tfperf extension started a server, read from its LogOutputChannel file. */
 function serverStarts() {
-    const find = (dir) => {
-        for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-            const full = path.join(dir, entry.name);
-            if (entry.isDirectory()) {
-                const hit = find(full);
-                if (hit) return hit;
-            } else if (entry.name === 'tfperf.log' && dir.includes('tfperf.tfperf')) {
-                return full;
-            }
-        }
-        return undefined;
-    };
-    const file = logRoot && find(logRoot);
+    const file = logRoot && findLog(logRoot);
     return file ? (fs.readFileSync(file, 'utf8').match(/\] Interpreter: /g) || []).length : -1;
 }
 
@@ -364,7 +417,7 @@ exports.activate = function activate(context) {
         return;
     }
     logRoot = path.dirname(context.logUri.fsPath); // .../exthost: every extension's log folder
-    const main = process.env.TFPERF_E2E_TRUSTED === '0' ? runRestricted : run;
+    const main = process.env.TFPERF_E2E_MODE === 'bundled' ? runBundled : process.env.TFPERF_E2E_TRUSTED === '0' ? runRestricted : run;
     main()
         .catch((err) => check('probe crashed', false, String(err && err.stack || err)))
         .finally(() => phase('done'));

@@ -49,7 +49,8 @@ export type NoticeId =
     | 'noBenchmarkableFinding'
     | 'noFindings'
     | 'serverNotRunning'
-    | 'settingsProblems';
+    | 'settingsProblems'
+    | 'bundleUnavailable';
 
 export interface Notice {
     id: NoticeId;

@@ -211,4 +211,4 @@ export function toServerSettings(read: SettingReader, workspaceTrusted: boolean)
 }
 
 /** Settings whose change needs a new server process; everything else is sent live. */
-export const RESTART_SETTINGS: readonly string[] = ['tfperf.interpreter'];
+export const RESTART_SETTINGS: readonly string[] = ['tfperf.interpreter', 'tfperf.importStrategy'];

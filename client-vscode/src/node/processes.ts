@@ -5,7 +5,7 @@ import { ProbeOutcome } from '../core/envCheck';
 export const PROBE_TIMEOUT_S = 30;
 
 /** Runs `<python> check_env.py`. Never rejects: every failure is a ProbeOutcome. */
-export function runProbe(python: string, script: string, timeoutS = PROBE_TIMEOUT_S, cwd?: string): Promise<ProbeOutcome> {
+export function runProbe(python: string, script: string, timeoutS = PROBE_TIMEOUT_S, cwd?: string, env?: Record<string, string>): Promise<ProbeOutcome> {
     return new Promise((resolve) => {
         let stdout = '';
         let stderr = '';
@@ -17,7 +17,7 @@ export function runProbe(python: string, script: string, timeoutS = PROBE_TIMEOU
                 resolve(outcome);
             }
         };
-        const child = spawn(python, [script], { cwd, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+        const child = spawn(python, [script], { cwd, env: env === undefined ? undefined : { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
         const timer = setTimeout(() => {
             child.kill('SIGKILL');
             finish({ kind: 'timeout', seconds: timeoutS });

@@ -6,7 +6,7 @@ import { ServerSettings, toServerSettings } from '../../src/core/settings';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
 const contributed = Object.keys(manifest.contributes.configuration.properties).map((k) => k.replace(/^tfperf\./, ''));
-const CLIENT_ONLY = ['interpreter', 'trace.server', 'showNotifications']; // used by the extension itself, not sent
+const CLIENT_ONLY = ['interpreter', 'importStrategy', 'trace.server', 'showNotifications']; // used by the extension itself, not sent
 
 describe('package.json settings', () => {
     it('every contributed setting is sent to the server, and every setting read is contributed', () => {
