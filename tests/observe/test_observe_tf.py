@@ -128,3 +128,23 @@ def test_cancel_stops_the_run_keeps_the_report_and_leaves_no_process():
     assert outcome.problem == "cancelled" and outcome.run["status"] == "cancelled"
     child = int(b"".join(lines).split()[1])
     assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+
+
+@pytest.mark.parametrize("pipeline", ["slow", "fast"])
+def test_input_stalls_inside_keras_fit_are_reported_at_fit_and_the_dataset(pipeline):
+    path = os.path.join(DATA, "fit_input.py")
+    outcome = run_observed([sys.executable, path, pipeline], ObserveOptions(max_seconds=300))
+    assert outcome.run is not None and outcome.run["status"] == "finished", outcome.problem
+    facts = facts_at(outcome.run, path)
+    fit = facts[(line_of(path, f"model.fit({pipeline},"), "stall")]
+    built = line_of(path, f"{pipeline} = tf.data")
+    if pipeline == "slow":
+        assert fit["message"].startswith("input-bound: Keras fit") and fit["diagnostic"] and fit["fraction"] > 0.5
+        assert facts[(built, "stall")]["diagnostic"]
+    else:
+        assert fit["message"].startswith("input: Keras fit") and not fit["diagnostic"] and fit["fraction"] < 0.3
+        assert (built, "stall") not in facts
+    # Taking the element in Python does not add traces: Keras' step is traced once, for the
+    # dataset's element spec (150 rows: the last batch of 6 reuses it).
+    step = next(f for f in outcome.run["functions"] if f["name"].endswith("one_step_on_data"))
+    assert step["trace_count"] == step["tf_count"] == 1

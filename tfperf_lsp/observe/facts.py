@@ -160,6 +160,21 @@ def facts_from_run(run: dict) -> list[dict]:
     for call in run.get("keras", []):
         if not call.get("site"):
             continue
+        if call.get("input_measured") and call.get("input_steps", 0) >= MIN_LOOP_STEPS and call["input_total_s"] > 0:
+            fraction = min(1.0, call["input_wait_s"] / call["input_total_s"])
+            bound = fraction >= INPUT_BOUND_AT
+            label = "input-bound" if bound else "input"
+            built = call.get("dataset_site")
+            built_text = f" (dataset built at line {built[1]})" if built and built[0] == call["site"][0] else ""
+            add(call["site"][0], call["site"][1], "stall",
+                f"{label}: Keras {call['method']} spent {fraction:.0%} of step time waiting for the next element "
+                f"over {call['input_steps']} steps{built_text}."
+                + (" Fix: prefetch, parallel map (num_parallel_calls=tf.data.AUTOTUNE), cache." if bound else ""),
+                f"{label}: {fraction:.0%} waiting for input", "warning" if bound else "hint", bound, fraction=fraction)
+            if bound and built:
+                add(built[0], built[1], "stall",
+                    f"this dataset keeps Keras {call['method']} at line {call['site'][1]} waiting {fraction:.0%} "
+                    "of step time.", f"input-bound: {fraction:.0%}", "warning", True, fraction=fraction)
         text = f"{call['method']}: {_ms(call['wall_s'])}"
         if call["steps"]:
             text += f"; first step {_ms(call['first_step_s'])}"

@@ -7,7 +7,8 @@ Public APIs first:
   returned is TensorFlow's own (``experimental_get_tracing_count()`` still works).
 - ``tf.data.Dataset.map`` is wrapped the same way; Keras 3 builds its train/predict functions
   with ``tf.function``, so they are recorded too.
-- ``keras.Model.fit/evaluate/predict`` get a timing callback (and stop after --max-steps).
+- ``keras.Model.fit/evaluate/predict`` are timed, and Keras' step functions (``make_train_function``...)
+  wrapped: step times, input waits, --max-steps.
 A thin, version-checked adapter covers what has no public hook (see ``_internals``): the
 Function, EagerTensor and dataset-iterator classes, reached through the types of public
 objects, whose ``__call__``, ``numpy``/``__float__``... and ``__next__`` are timed or counted.
@@ -228,6 +229,8 @@ class Recorder:
             paths = {r["file"] for r in functions} | {c["site"][0] for c in self.calls.values() if c["site"]}
             paths |= {s[0] for s, _ in self.syncs} | {l["site"][0] for l in loops if l["site"]}
             paths |= {k["site"][0] for k in self.keras if k.get("site")}
+            paths |= {k["dataset_site"][0] for k in self.keras if k.get("dataset_site")}
+            paths |= {l["dataset_site"][0] for l in loops if l.get("dataset_site")}
             for r in functions:
                 paths |= {t["site"][0] for t in r["traces"] if t["site"]}
             for path in paths:
@@ -458,56 +461,116 @@ def _patch_keras(keras, recorder: Recorder) -> None:
     if getattr(model_cls, "_tfperf", False):
         return
     model_cls._tfperf = True
-    timer_cls = _timer_class(keras, recorder)
-    positional_callbacks = {"fit": 5, "evaluate": 5, "predict": 3}
     for method in ("fit", "evaluate", "predict"):
         original = getattr(model_cls, method)
 
         def patched(self, *args, _original=original, _method=method, **kwargs):
             site = sites.user_site(sys._getframe(1))
-            timer = timer_cls(_method)
-            if len(args) <= positional_callbacks[_method]:
-                kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [timer]
+            x = args[0] if args else kwargs.get("x")
+            dataset_site = getattr(x, "_tfperf_site", None)
+            record = {"site": list(site) if site else None, "method": _method, "wall_s": 0.0, "steps": 0,
+                      "first_step_s": None, "steady_step_s": None, "stopped_at_max_steps": False,
+                      "dataset_site": dataset_site, "input_steps": 0, "input_wait_s": 0.0, "input_total_s": 0.0,
+                      "input_measured": False}
+            local = recorder.local
+            outer = getattr(local, "keras_run", None)
+            local.keras_run = record
+            steps: list[float] = []
+            record["_steps"] = steps
             start = time.perf_counter()
             try:
                 return _original(self, *args, **kwargs)
             finally:
-                wall = time.perf_counter() - start
-                steps = timer.step_times
-                recorder.keras.append({
-                    "site": list(site) if site else None, "method": _method, "wall_s": wall, "steps": len(steps),
-                    "first_step_s": steps[0] if steps else None,
-                    "steady_step_s": (sum(steps[1:]) / len(steps[1:])) if len(steps) > 1 else None,
-                    "stopped_at_max_steps": timer.stopped})
+                local.keras_run = outer
+                record["wall_s"] = time.perf_counter() - start
+                del record["_steps"]
+                record.pop("_first_end", None)
+                record.pop("_last_end", None)
+                record["steps"] = len(steps)
+                record["first_step_s"] = steps[0] if steps else None
+                record["steady_step_s"] = (sum(steps[1:]) / len(steps[1:])) if len(steps) > 1 else None
+                recorder.keras.append(record)
 
         functools.update_wrapper(patched, original)
         setattr(model_cls, method, patched)
+    for maker, attribute in (("make_train_function", "train_function"), ("make_test_function", "test_function"),
+                             ("make_predict_function", "predict_function")):
+        original_maker = getattr(model_cls, maker, None)
+        if original_maker is None:
+            continue
+
+        def make(self, *args, _original=original_maker, _attribute=attribute, **kwargs):
+            result = _original(self, *args, **kwargs)
+            function = getattr(self, _attribute, None)
+            if function is not None and not getattr(function, "_tfperf_step", False):
+                setattr(self, _attribute, _step_wrapper(recorder, self, function, _attribute))
+            return getattr(self, _attribute, None) if result is not None else result
+
+        functools.update_wrapper(make, original_maker)
+        setattr(model_cls, maker, make)
 
 
-def _timer_class(keras, recorder: Recorder):
-    class StepTimer(keras.callbacks.Callback):
-        """Per-batch wall times; stops fit after --max-steps steps in total."""
+def _step_wrapper(recorder: Recorder, model, function, attribute: str):
+    """Keras' per-step function, timed. For fit/evaluate over a tf.data iterator, the next element
+    is taken in Python (timed: the input wait) and the step runs on it, as Keras itself does for
+    Python iterators; otherwise the wait would happen inside the step's graph, out of sight."""
+    import tensorflow as tf
 
-        def __init__(self, method):
-            super().__init__()
-            self.method = method
-            self.step_times: list[float] = []
-            self.started = None
-            self.stopped = False
+    iterator_types = (tf.data.Iterator, tf.distribute.DistributedIterator)
+    state = {"split": None}
 
-        def _begin(self, batch, logs=None):
-            self.started = time.perf_counter()
+    def split_step(iterator):
+        """The step function that takes one element (Keras' own, from its closure), once its
+        trace for the dataset's element spec (None batch, as the graph path traces it) exists."""
+        if state["split"] is not None:
+            return state["split"]
+        state["split"] = False
+        try:
+            if getattr(model, "steps_per_execution", 1) != 1 or model.distribute_strategy.num_replicas_in_sync != 1:
+                return False
+            cells = dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ())))
+            one_step = cells.get("one_step_on_data")
+            if one_step is None:
+                return False
+            inner = getattr(one_step, "__wrapped__", one_step)
+            if hasattr(inner, "get_concrete_function"):
+                inner.get_concrete_function(iterator.element_spec)
+            state["split"] = one_step
+        except Exception as exc:  # noqa: BLE001 - Keras internals moved: step times only
+            recorder.notes.append(f"input waits inside Keras {attribute} not measured: {type(exc).__name__}: {exc}")
+        return state["split"]
 
-        def _end(self, batch, logs=None):
-            if self.started is not None:
-                self.step_times.append(time.perf_counter() - self.started)
-            if self.method == "fit" and recorder.max_steps is not None:
-                recorder.steps_done += 1
-                if recorder.steps_done >= recorder.max_steps:
-                    self.model.stop_training = True
-                    self.stopped = True
+    def step(data):
+        record = getattr(recorder.local, "keras_run", None)
+        if record is None or "_steps" not in record:
+            return function(data)
+        one_step = split_step(data) if attribute != "predict_function" and isinstance(data, iterator_types) else False
+        start = time.perf_counter()
+        if one_step:
+            element = next(data)  # StopIteration ends the epoch, as Keras' own step raises it
+            got = time.perf_counter()
+            result = one_step(element)
+        else:
+            got = start
+            result = function(data)
+        if recorder.gpu:
+            _sync_devices()
+        end = time.perf_counter()
+        record["_steps"].append(end - start)
+        if one_step:
+            record["input_measured"] = True
+            if "_first_end" not in record:
+                record["_first_end"] = end
+            else:
+                record["input_steps"] += 1
+                record["input_wait_s"] += got - start
+                record["input_total_s"] = end - record["_first_end"]
+        if attribute == "train_function" and recorder.max_steps is not None:
+            recorder.steps_done += 1
+            if recorder.steps_done >= recorder.max_steps:
+                model.stop_training = True
+                record["stopped_at_max_steps"] = True
+        return result
 
-        on_train_batch_begin = on_test_batch_begin = on_predict_batch_begin = _begin
-        on_train_batch_end = on_test_batch_end = on_predict_batch_end = _end
-
-    return StepTimer
+    step._tfperf_step = True
+    return step
