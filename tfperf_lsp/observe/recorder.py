@@ -42,6 +42,8 @@ class Recorder:
         self.function_ids = 0
         self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
         self.syncs: dict[tuple, int] = {}      # (site, method) -> count
+        self.shape_branches: dict[tuple, dict] = {}  # (key, site) -> Python branch on a static shape while tracing
+        self.ag_lines: dict[str, dict[int, tuple[str, int]]] = {}  # autograph file -> its line -> source line
         self.loops: dict[int, dict] = {}       # id(iterator) -> stall record
         self.keras: list[dict] = []
         self.trace_total = 0
@@ -118,10 +120,17 @@ class Recorder:
             record["created"][str(serial)] = list(created)
         on_trace = _do_not_convert(self.on_trace)
 
+        local = self.local
+
         @functools.wraps(fn)
         def traced(*args, **kwargs):
             on_trace(key, serial, signature, args, kwargs)
-            return fn(*args, **kwargs)
+            outer = getattr(local, "tracing", None)
+            local.tracing = key
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                local.tracing = outer
 
         traced._tfperf_key = key
         traced._tfperf_serial = serial
@@ -187,8 +196,38 @@ class Recorder:
     def count_sync(self, method: str, frame) -> None:
         site = sites.direct_user_site(frame)
         if site is not None:
+            if method == "__bool__" and sites.branch_kind(site):
+                method = "branch"  # if/while/assert on a tensor's value
+            key = (site, method)
             with self.lock:
-                self.syncs[(site, method)] = self.syncs.get((site, method), 0) + 1
+                self.syncs[key] = self.syncs.get(key, 0) + 1
+
+    def shape_read(self, key: str, frame) -> None:
+        """A static shape read while tracing ``key``: kept when the user's line is a Python branch
+        (the graph then depends on the shape, and a new shape must retrace)."""
+        filename = frame.f_code.co_filename
+        kind = sites.classify(filename)
+        if kind == sites.USER:
+            site = (os.path.abspath(filename) if not filename.startswith("<") else filename, frame.f_lineno)
+        elif "__autograph_generated_file" in filename:
+            site = self.ag_lines.get(filename, {}).get(frame.f_lineno)
+            if site is None:
+                return
+        else:
+            return
+        branch = sites.branch_kind(site)
+        if branch is None:
+            return
+        record = self.functions.get(key)
+        trace = record["trace_count"] if record else 0
+        with self.lock:
+            stat = self.shape_branches.get((key, site))
+            if stat is None:
+                self.shape_branches[(key, site)] = {"key": key, "site": list(site), "branch": branch, "traces": 1,
+                                                   "_last": trace}
+            elif stat["_last"] != trace:
+                stat["traces"] += 1
+                stat["_last"] = trace
 
     # ---- input stalls ---------------------------------------------------------------------
     def loop_next(self, iterator, original):
@@ -227,7 +266,7 @@ class Recorder:
                               "wait_s": stat["wait_s"], "total_s": total, "first_wait_s": stat["first_wait_s"]})
             files = {}
             paths = {r["file"] for r in functions} | {c["site"][0] for c in self.calls.values() if c["site"]}
-            paths |= {s[0] for s, _ in self.syncs} | {l["site"][0] for l in loops if l["site"]}
+            paths |= {s[0] for s, _ in self.syncs} | {s for _k, (s, _l) in self.shape_branches} | {l["site"][0] for l in loops if l["site"]}
             paths |= {k["site"][0] for k in self.keras if k.get("site")}
             paths |= {k["dataset_site"][0] for k in self.keras if k.get("dataset_site")}
             paths |= {l["dataset_site"][0] for l in loops if l.get("dataset_site")}
@@ -243,6 +282,7 @@ class Recorder:
                 "calls": list(self.calls.values()),
                 "syncs": [{"site": list(site), "method": m, "count": n} for (site, m), n in self.syncs.items()],
                 "loops": loops, "keras": self.keras, "notes": self.notes,
+                "shape_branches": [{k: v for k, v in b.items() if k != "_last"} for b in self.shape_branches.values()],
             }
 
 
@@ -311,6 +351,7 @@ def install(max_steps: int | None = None) -> Recorder:
     _patch_function(tf, recorder)
     _patch_dataset(tf, recorder)
     _patch_syncs(tf, recorder)
+    _patch_shapes(tf, recorder)
     _watch_keras(recorder)
     return recorder
 
@@ -418,6 +459,47 @@ def _patch_syncs(tf, recorder: Recorder) -> None:
 
         functools.update_wrapper(patched, original)
         setattr(owner, name, patched)
+
+
+def _patch_shapes(tf, recorder: Recorder) -> None:
+    """Static shape reads while a tf.function is traced (TensorShape is what ``tensor.shape``
+    gives in a graph), and autograph's map from its generated lines to the user's."""
+    shape_cls = type(tf.TensorShape([1]))
+    local = recorder.local
+    for name in ("__getitem__", "as_list", "__len__", "__iter__"):
+        original = shape_cls.__dict__.get(name)
+        if original is None:
+            continue
+
+        def patched(self, *args, _original=original):
+            key = getattr(local, "tracing", None)
+            if key is not None:
+                recorder.shape_read(key, sys._getframe(1))
+            return _original(self, *args)
+
+        functools.update_wrapper(patched, original)
+        setattr(shape_cls, name, patched)
+    try:
+        from tensorflow.python.autograph.impl import api
+
+        convert = api._convert_actual
+
+        def _convert_actual(entity, program_ctx):
+            transformed = convert(entity, program_ctx)
+            try:
+                for location, origin in transformed.ag_source_map.items():
+                    source = origin.loc.filename
+                    if not source.startswith("<"):
+                        source = os.path.abspath(source)
+                    recorder.ag_lines.setdefault(location.filename, {})[location.lineno] = (source, origin.loc.lineno)
+            except Exception:  # noqa: BLE001 - without the map, branches in converted code are not seen
+                pass
+            return transformed
+
+        api._convert_actual = _convert_actual
+    except Exception as exc:  # noqa: BLE001
+        recorder.notes.append(f"autograph's source map is not available ({exc}): shape-driven branches "
+                              "are seen only in functions that autograph does not convert")
 
 
 # ---- Keras ------------------------------------------------------------------------------------
