@@ -41,6 +41,7 @@ class Recorder:
         self.tf_counts: dict[str, dict[int, int]] = {}  # key -> Function object -> its counter
         self.function_ids = 0
         self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
+        self.site_cache: dict[tuple, tuple] = {}  # (code, line) of a user caller -> (site,)
         self.syncs: dict[tuple, int] = {}      # (site, method) -> count
         self.shape_branches: dict[tuple, dict] = {}  # (key, site) -> Python branch on a static shape while tracing
         self.ag_lines: dict[str, dict[int, tuple[str, int]]] = {}  # autograph file -> its line -> source line
@@ -143,13 +144,21 @@ class Recorder:
         key = getattr(python_function, "_tfperf_key", None)
         if key is None:
             return original(function, *args, **kwargs)
+        before = self.trace_total
         if getattr(local, "depth", 0):  # a call made while tracing or inside another call
             try:
                 return original(function, *args, **kwargs)
             finally:
-                self._read_counter(key, function)
-        site = sites.user_site(sys._getframe(2))
-        before = self.trace_total
+                # TensorFlow's counter moves only when this function traced, and every trace
+                # runs our wrapper; a new Function object traces on its first call.
+                if self.trace_total != before:
+                    self._read_counter(key, function)
+        frame = sys._getframe(2)
+        code, line = frame.f_code, frame.f_lineno
+        cached = self.site_cache.get((code, line))  # the same call line: no stack walk
+        site = cached[0] if cached is not None else sites.user_site(frame)
+        if cached is None and sites.classify(code.co_filename) == sites.USER:
+            self.site_cache[(code, line)] = (site,)
         local.depth = 1
         start = time.perf_counter()
         try:
@@ -159,8 +168,10 @@ class Recorder:
                 _sync_devices()
             elapsed = time.perf_counter() - start
             local.depth = 0
-            self._add_call(key, site, elapsed, self.trace_total != before)
-            self._read_counter(key, function)
+            traced = self.trace_total != before
+            self._add_call(key, site, elapsed, traced)
+            if traced:
+                self._read_counter(key, function)
 
     def _read_counter(self, key, function) -> None:
         """TensorFlow's own tracing counter of this Function object, kept after the object is

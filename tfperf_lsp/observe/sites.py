@@ -46,12 +46,19 @@ def user_site(frame, max_depth: int = 80) -> tuple[str, int] | None:
     """The innermost user frame at or above ``frame`` (through any library), as (file, line)."""
     depth = 0
     while frame is not None and depth < max_depth:
-        if classify(frame.f_code.co_filename) == USER:
-            return (os.path.abspath(frame.f_code.co_filename) if not frame.f_code.co_filename.startswith("<")
-                    else frame.f_code.co_filename, frame.f_lineno)
+        filename = frame.f_code.co_filename
+        if classify(filename) == USER:
+            path = _ABSOLUTE.get(filename)
+            if path is None:
+                path = _ABSOLUTE[filename] = filename if filename.startswith("<") else os.path.abspath(filename)
+            return (path, frame.f_lineno)
         frame = frame.f_back
         depth += 1
     return None
+
+
+_ABSOLUTE: dict[str, str] = {}  # a code object's file name -> absolute path (the cwd does not change it
+                                # for a program already loaded)
 
 
 # Library methods that only convert a value (keras.Variable.numpy()): looked through, since the
