@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -79,10 +80,16 @@ print(history.history["loss"][-1])
 PROGRAMS = {"loop": LOOP_PROGRAM, "fit": FIT_PROGRAM}
 
 
+CPU: list[float] = []  # CPU seconds (user + sys, the process and what it waited for) of each timed run
+
+
 def timed(argv, env, cwd=ROOT) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         sys.exit(f"run failed: {' '.join(argv)}\n{done.stderr[-2000:]}")
     return elapsed
@@ -112,10 +119,13 @@ def main() -> int:
                 compare = os.path.abspath(args.compare)
                 variants["compare"] = (observed_argv, {**env, "PYTHONPATH": compare}, compare)
             times: dict[str, list[float]] = {"plain": [], **{k: [] for k in variants}}
+            cpu: dict[str, list[float]] = {k: [] for k in times}
             for _ in range(args.runs):
                 times["plain"].append(timed(plain_argv, env))
+                cpu["plain"].append(CPU[-1])
                 for key, (argv, variant_env, cwd) in variants.items():
                     times[key].append(timed(argv, variant_env, cwd))
+                    cpu[key].append(CPU[-1])
             print(f"== {name}: {args.steps} steps, {args.runs} rounds")
             for key, values in times.items():
                 label = key if key != "compare" else f"observed from {args.compare}"
@@ -127,6 +137,10 @@ def main() -> int:
                 label = "observed" if key == "observed" else f"from {args.compare}"
                 print(f"  ratio {label}/plain: median {statistics.median(pairs):.3f}x, max {max(pairs):.3f}x "
                       f"(pairs {', '.join(f'{r:.3f}' for r in pairs)}; goal <= 1.2x)")
+                # CPU time moves far less with the machine's load than wall time does.
+                cpu_pairs = [b / a for a, b in zip(cpu["plain"], cpu[key])]
+                print(f"  CPU-time ratio {label}/plain: median {statistics.median(cpu_pairs):.3f}x, "
+                      f"max {max(cpu_pairs):.3f}x (pairs {', '.join(f'{r:.3f}' for r in cpu_pairs)})")
     return 0
 
 
