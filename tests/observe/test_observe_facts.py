@@ -124,3 +124,23 @@ def test_plugin_imports_nothing_heavy_when_not_asked():
             "print(json.dumps('tensorflow' in sys.modules))")
     done = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True, text=True)
     assert json.loads(done.stdout) is False, done.stderr
+
+
+def test_shape_branch_fact_is_a_diagnostic_only_when_the_function_retraced():
+    run = {"files": {"/p/a.py": "x"}, "functions": [record([trace({"x": T(n)}) for n in (1, 2)])],
+           "shape_branches": [{"key": "/p/a.py:3:f", "site": ["/p/a.py", 5], "branch": "if", "traces": 2}]}
+    fact = next(f for f in facts_from_run(run) if f["kind"] == "shape-branch")
+    assert fact["line"] == 5 and fact["diagnostic"] and fact["message"].startswith("an if on a static shape")
+    run["functions"] = [record([trace({"x": T(1)})])]
+    run["shape_branches"][0]["traces"] = 1
+    fact = next(f for f in facts_from_run(run) if f["kind"] == "shape-branch")
+    assert not fact["diagnostic"] and fact["severity"] == "hint"
+
+
+def test_branch_kind_reads_the_line(tmp_path):
+    from tfperf_lsp.observe.sites import branch_kind
+
+    path = tmp_path / "b.py"
+    path.write_text("if x.shape[0]:\n    y = 1 if a else 2\nwhile t:\nassert t\nz = t  # if else\nelif q:\n")
+    kinds = [branch_kind((str(path), n)) for n in range(1, 7)]
+    assert kinds == ["if", "conditional expression", "while", "assert", None, "if"]

@@ -128,3 +128,47 @@ def test_cancel_stops_the_run_keeps_the_report_and_leaves_no_process():
     assert outcome.problem == "cancelled" and outcome.run["status"] == "cancelled"
     child = int(b"".join(lines).split()[1])
     assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+
+
+@pytest.mark.parametrize("pipeline", ["slow", "fast"])
+def test_input_stalls_inside_keras_fit_are_reported_at_fit_and_the_dataset(pipeline):
+    path = os.path.join(DATA, "fit_input.py")
+    outcome = run_observed([sys.executable, path, pipeline], ObserveOptions(max_seconds=300))
+    assert outcome.run is not None and outcome.run["status"] == "finished", outcome.problem
+    facts = facts_at(outcome.run, path)
+    fit = facts[(line_of(path, f"model.fit({pipeline},"), "stall")]
+    built = line_of(path, f"{pipeline} = tf.data")
+    if pipeline == "slow":
+        assert fit["message"].startswith("input-bound: Keras fit") and fit["diagnostic"] and fit["fraction"] > 0.5
+        assert facts[(built, "stall")]["diagnostic"]
+    else:
+        assert fit["message"].startswith("input: Keras fit") and not fit["diagnostic"] and fit["fraction"] < 0.3
+        assert (built, "stall") not in facts
+    # Taking the element in Python does not add traces: Keras' step is traced once, for the
+    # dataset's element spec (150 rows: the last batch of 6 reuses it).
+    step = next(f for f in outcome.run["functions"] if f["name"].endswith("one_step_on_data"))
+    assert step["trace_count"] == step["tf_count"] == 1
+
+
+def test_tensor_driven_python_branches_are_reported_at_their_lines():
+    path = os.path.join(DATA, "branches.py")
+    outcome = observe(path, max_seconds=300)
+    assert outcome.run["status"] == "finished"
+    facts = facts_at(outcome.run, path)
+    # Eager: an if/while on a tensor's value is a host sync each time, named as a branch.
+    for text in ("if tf.reduce_sum(x) > 2:", "while total > 100:"):
+        sync = facts[(line_of(path, text), "sync")]
+        assert sync["count"] == 6 and sync["diagnostic"] and "Python if/while/assert on a tensor's value" in sync["message"]
+    assert "(bool(tensor) / if tensor)" in facts[(line_of(path, "check = bool("), "sync")]["message"]
+    # A shape comparison in eager code syncs nothing and is not reported.
+    assert not [k for k in facts if k[0] == line_of(path, "shape_only =")]
+    # Traced: a branch on a static shape, through autograph (if) and without it (x if ... else).
+    for text, name in (("if x.shape[0] % 2:", "pad_to_even"), ("return x * 2 if x.shape[0] > 3", "double_if_long")):
+        branch = facts[(line_of(path, text), "shape-branch")]
+        assert branch["function"] == name and branch["traces"] == 6 and branch["diagnostic"], branch
+        assert "tf.shape(x)" in branch["message"]
+    functions = {f["name"]: f for f in outcome.run["functions"]}
+    assert functions["pad_to_even"]["trace_count"] == functions["pad_to_even"]["tf_count"] == 6
+    # Shape reads on lines that are not branches are not kept.
+    assert all(b["site"][1] in (line_of(path, "if x.shape[0] % 2:"), line_of(path, "return x * 2 if"))
+               for b in outcome.run["shape_branches"])

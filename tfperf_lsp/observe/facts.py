@@ -9,7 +9,7 @@ from tfperf_lsp.observe.describe import ADVICE, changed, culprit_text
 
 SYNC_NAMES = {"numpy": ".numpy()", "__float__": "float(tensor)", "__int__": "int(tensor)",
               "__bool__": "bool(tensor) / if tensor", "__index__": "tensor used as an index",
-              "__array__": "np.asarray(tensor)"}
+              "__array__": "np.asarray(tensor)", "branch": "Python if/while/assert on a tensor's value"}
 SYNC_DIAGNOSTIC_AT = 5      # host syncs on one line before it is worth a diagnostic
 INPUT_BOUND_AT = 0.3        # fraction of step time waiting for the next element
 MIN_LOOP_STEPS = 3
@@ -136,9 +136,27 @@ def facts_from_run(run: dict) -> list[dict]:
     for sync in run.get("syncs", []):
         what = SYNC_NAMES.get(sync["method"], sync["method"])
         count = sync["count"]
+        fix = (" Fix: decide on the device (tf.cond / tf.where / tf.while_loop inside a tf.function)."
+               if sync["method"] == "branch" else "")
         add(sync["site"][0], sync["site"][1], "sync",
-            f"host sync {count}x here ({what}): each one waits for the device and copies to Python.",
+            f"host sync {count}x here ({what}): each one waits for the device and copies to Python.{fix}",
             f"{count} host syncs ({what})", "information", count >= SYNC_DIAGNOSTIC_AT, count=count)
+
+    records = {r["key"]: r for r in run.get("functions", [])}
+    for branch in run.get("shape_branches", []):
+        record = records.get(branch["key"])
+        name = _display_name(record) if record else branch["key"].rsplit(":", 1)[-1]
+        total = record["trace_count"] if record else branch["traces"]
+        what = "an if" if branch["branch"] == "if" else f"a {branch['branch']}" if branch["branch"] != "assert" \
+            else "an assert"
+        retraced = total > 1
+        add(branch["site"][0], branch["site"][1], "shape-branch",
+            f"{what} on a static shape, decided in Python while tracing {name} ({branch['traces']} of {total} traces): "
+            "the graph is built for one shape, so each new shape traces again"
+            + (" (an input_signature with None there would make the shape None here). Fix: branch on tf.shape(x) "
+               "with tf.cond, or pad/bucket inputs to a few shapes." if retraced else "."),
+            f"shape-driven branch ({branch['traces']} traces)", "warning" if retraced else "hint", retraced,
+            function=name, traces=branch["traces"])
 
     for loop in run.get("loops", []):
         if not loop.get("site") or loop["steps"] < MIN_LOOP_STEPS or loop["total_s"] <= 0:
@@ -160,6 +178,21 @@ def facts_from_run(run: dict) -> list[dict]:
     for call in run.get("keras", []):
         if not call.get("site"):
             continue
+        if call.get("input_measured") and call.get("input_steps", 0) >= MIN_LOOP_STEPS and call["input_total_s"] > 0:
+            fraction = min(1.0, call["input_wait_s"] / call["input_total_s"])
+            bound = fraction >= INPUT_BOUND_AT
+            label = "input-bound" if bound else "input"
+            built = call.get("dataset_site")
+            built_text = f" (dataset built at line {built[1]})" if built and built[0] == call["site"][0] else ""
+            add(call["site"][0], call["site"][1], "stall",
+                f"{label}: Keras {call['method']} spent {fraction:.0%} of step time waiting for the next element "
+                f"over {call['input_steps']} steps{built_text}."
+                + (" Fix: prefetch, parallel map (num_parallel_calls=tf.data.AUTOTUNE), cache." if bound else ""),
+                f"{label}: {fraction:.0%} waiting for input", "warning" if bound else "hint", bound, fraction=fraction)
+            if bound and built:
+                add(built[0], built[1], "stall",
+                    f"this dataset keeps Keras {call['method']} at line {call['site'][1]} waiting {fraction:.0%} "
+                    "of step time.", f"input-bound: {fraction:.0%}", "warning", True, fraction=fraction)
         text = f"{call['method']}: {_ms(call['wall_s'])}"
         if call["steps"]:
             text += f"; first step {_ms(call['first_step_s'])}"
@@ -219,7 +252,7 @@ def report_text(report: dict, cwd: str | None = None) -> str:
             lines.append(f"      culprit: {fn['culprit']['text']}{advice}")
         for site in sorted(fn["sites"], key=lambda s: (s["file"], s["line"])):
             lines.append(f"      {rel(site['file'])}:{site['line']}: {site['traces']}x from here")
-    order = {"retrace": 0, "stall": 1, "sync": 2, "keras": 3, "time": 4}
+    order = {"retrace": 0, "shape-branch": 1, "stall": 2, "sync": 3, "keras": 4, "time": 5}
     others = [f for f in report["facts"] if f["kind"] in order and f["kind"] != "retrace"]
     if others:
         lines += ["", "At the line:"]

@@ -7,7 +7,8 @@ Public APIs first:
   returned is TensorFlow's own (``experimental_get_tracing_count()`` still works).
 - ``tf.data.Dataset.map`` is wrapped the same way; Keras 3 builds its train/predict functions
   with ``tf.function``, so they are recorded too.
-- ``keras.Model.fit/evaluate/predict`` get a timing callback (and stop after --max-steps).
+- ``keras.Model.fit/evaluate/predict`` are timed, and Keras' step functions (``make_train_function``...)
+  wrapped: step times, input waits, --max-steps.
 A thin, version-checked adapter covers what has no public hook (see ``_internals``): the
 Function, EagerTensor and dataset-iterator classes, reached through the types of public
 objects, whose ``__call__``, ``numpy``/``__float__``... and ``__next__`` are timed or counted.
@@ -40,7 +41,10 @@ class Recorder:
         self.tf_counts: dict[str, dict[int, int]] = {}  # key -> Function object -> its counter
         self.function_ids = 0
         self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
+        self.site_cache: dict[tuple, tuple] = {}  # (code, line) of a user caller -> (site,)
         self.syncs: dict[tuple, int] = {}      # (site, method) -> count
+        self.shape_branches: dict[tuple, dict] = {}  # (key, site) -> Python branch on a static shape while tracing
+        self.ag_lines: dict[str, dict[int, tuple[str, int]]] = {}  # autograph file -> its line -> source line
         self.loops: dict[int, dict] = {}       # id(iterator) -> stall record
         self.keras: list[dict] = []
         self.trace_total = 0
@@ -117,10 +121,17 @@ class Recorder:
             record["created"][str(serial)] = list(created)
         on_trace = _do_not_convert(self.on_trace)
 
+        local = self.local
+
         @functools.wraps(fn)
         def traced(*args, **kwargs):
             on_trace(key, serial, signature, args, kwargs)
-            return fn(*args, **kwargs)
+            outer = getattr(local, "tracing", None)
+            local.tracing = key
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                local.tracing = outer
 
         traced._tfperf_key = key
         traced._tfperf_serial = serial
@@ -133,13 +144,21 @@ class Recorder:
         key = getattr(python_function, "_tfperf_key", None)
         if key is None:
             return original(function, *args, **kwargs)
+        before = self.trace_total
         if getattr(local, "depth", 0):  # a call made while tracing or inside another call
             try:
                 return original(function, *args, **kwargs)
             finally:
-                self._read_counter(key, function)
-        site = sites.user_site(sys._getframe(2))
-        before = self.trace_total
+                # TensorFlow's counter moves only when this function traced, and every trace
+                # runs our wrapper; a new Function object traces on its first call.
+                if self.trace_total != before:
+                    self._read_counter(key, function)
+        frame = sys._getframe(2)
+        code, line = frame.f_code, frame.f_lineno
+        cached = self.site_cache.get((code, line))  # the same call line: no stack walk
+        site = cached[0] if cached is not None else sites.user_site(frame)
+        if cached is None and sites.classify(code.co_filename) == sites.USER:
+            self.site_cache[(code, line)] = (site,)
         local.depth = 1
         start = time.perf_counter()
         try:
@@ -149,8 +168,10 @@ class Recorder:
                 _sync_devices()
             elapsed = time.perf_counter() - start
             local.depth = 0
-            self._add_call(key, site, elapsed, self.trace_total != before)
-            self._read_counter(key, function)
+            traced = self.trace_total != before
+            self._add_call(key, site, elapsed, traced)
+            if traced:
+                self._read_counter(key, function)
 
     def _read_counter(self, key, function) -> None:
         """TensorFlow's own tracing counter of this Function object, kept after the object is
@@ -186,8 +207,38 @@ class Recorder:
     def count_sync(self, method: str, frame) -> None:
         site = sites.direct_user_site(frame)
         if site is not None:
+            if method == "__bool__" and sites.branch_kind(site):
+                method = "branch"  # if/while/assert on a tensor's value
+            key = (site, method)
             with self.lock:
-                self.syncs[(site, method)] = self.syncs.get((site, method), 0) + 1
+                self.syncs[key] = self.syncs.get(key, 0) + 1
+
+    def shape_read(self, key: str, frame) -> None:
+        """A static shape read while tracing ``key``: kept when the user's line is a Python branch
+        (the graph then depends on the shape, and a new shape must retrace)."""
+        filename = frame.f_code.co_filename
+        kind = sites.classify(filename)
+        if kind == sites.USER:
+            site = (os.path.abspath(filename) if not filename.startswith("<") else filename, frame.f_lineno)
+        elif "__autograph_generated_file" in filename:
+            site = self.ag_lines.get(filename, {}).get(frame.f_lineno)
+            if site is None:
+                return
+        else:
+            return
+        branch = sites.branch_kind(site)
+        if branch is None:
+            return
+        record = self.functions.get(key)
+        trace = record["trace_count"] if record else 0
+        with self.lock:
+            stat = self.shape_branches.get((key, site))
+            if stat is None:
+                self.shape_branches[(key, site)] = {"key": key, "site": list(site), "branch": branch, "traces": 1,
+                                                   "_last": trace}
+            elif stat["_last"] != trace:
+                stat["traces"] += 1
+                stat["_last"] = trace
 
     # ---- input stalls ---------------------------------------------------------------------
     def loop_next(self, iterator, original):
@@ -226,8 +277,10 @@ class Recorder:
                               "wait_s": stat["wait_s"], "total_s": total, "first_wait_s": stat["first_wait_s"]})
             files = {}
             paths = {r["file"] for r in functions} | {c["site"][0] for c in self.calls.values() if c["site"]}
-            paths |= {s[0] for s, _ in self.syncs} | {l["site"][0] for l in loops if l["site"]}
+            paths |= {s[0] for s, _ in self.syncs} | {s for _k, (s, _l) in self.shape_branches} | {l["site"][0] for l in loops if l["site"]}
             paths |= {k["site"][0] for k in self.keras if k.get("site")}
+            paths |= {k["dataset_site"][0] for k in self.keras if k.get("dataset_site")}
+            paths |= {l["dataset_site"][0] for l in loops if l.get("dataset_site")}
             for r in functions:
                 paths |= {t["site"][0] for t in r["traces"] if t["site"]}
             for path in paths:
@@ -240,6 +293,7 @@ class Recorder:
                 "calls": list(self.calls.values()),
                 "syncs": [{"site": list(site), "method": m, "count": n} for (site, m), n in self.syncs.items()],
                 "loops": loops, "keras": self.keras, "notes": self.notes,
+                "shape_branches": [{k: v for k, v in b.items() if k != "_last"} for b in self.shape_branches.values()],
             }
 
 
@@ -308,6 +362,7 @@ def install(max_steps: int | None = None) -> Recorder:
     _patch_function(tf, recorder)
     _patch_dataset(tf, recorder)
     _patch_syncs(tf, recorder)
+    _patch_shapes(tf, recorder)
     _watch_keras(recorder)
     return recorder
 
@@ -417,6 +472,47 @@ def _patch_syncs(tf, recorder: Recorder) -> None:
         setattr(owner, name, patched)
 
 
+def _patch_shapes(tf, recorder: Recorder) -> None:
+    """Static shape reads while a tf.function is traced (TensorShape is what ``tensor.shape``
+    gives in a graph), and autograph's map from its generated lines to the user's."""
+    shape_cls = type(tf.TensorShape([1]))
+    local = recorder.local
+    for name in ("__getitem__", "as_list", "__len__", "__iter__"):
+        original = shape_cls.__dict__.get(name)
+        if original is None:
+            continue
+
+        def patched(self, *args, _original=original):
+            key = getattr(local, "tracing", None)
+            if key is not None:
+                recorder.shape_read(key, sys._getframe(1))
+            return _original(self, *args)
+
+        functools.update_wrapper(patched, original)
+        setattr(shape_cls, name, patched)
+    try:
+        from tensorflow.python.autograph.impl import api
+
+        convert = api._convert_actual
+
+        def _convert_actual(entity, program_ctx):
+            transformed = convert(entity, program_ctx)
+            try:
+                for location, origin in transformed.ag_source_map.items():
+                    source = origin.loc.filename
+                    if not source.startswith("<"):
+                        source = os.path.abspath(source)
+                    recorder.ag_lines.setdefault(location.filename, {})[location.lineno] = (source, origin.loc.lineno)
+            except Exception:  # noqa: BLE001 - without the map, branches in converted code are not seen
+                pass
+            return transformed
+
+        api._convert_actual = _convert_actual
+    except Exception as exc:  # noqa: BLE001
+        recorder.notes.append(f"autograph's source map is not available ({exc}): shape-driven branches "
+                              "are seen only in functions that autograph does not convert")
+
+
 # ---- Keras ------------------------------------------------------------------------------------
 def _watch_keras(recorder: Recorder) -> None:
     """Patch keras.Model once keras is imported (importing it ourselves would slow every run)."""
@@ -458,56 +554,116 @@ def _patch_keras(keras, recorder: Recorder) -> None:
     if getattr(model_cls, "_tfperf", False):
         return
     model_cls._tfperf = True
-    timer_cls = _timer_class(keras, recorder)
-    positional_callbacks = {"fit": 5, "evaluate": 5, "predict": 3}
     for method in ("fit", "evaluate", "predict"):
         original = getattr(model_cls, method)
 
         def patched(self, *args, _original=original, _method=method, **kwargs):
             site = sites.user_site(sys._getframe(1))
-            timer = timer_cls(_method)
-            if len(args) <= positional_callbacks[_method]:
-                kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [timer]
+            x = args[0] if args else kwargs.get("x")
+            dataset_site = getattr(x, "_tfperf_site", None)
+            record = {"site": list(site) if site else None, "method": _method, "wall_s": 0.0, "steps": 0,
+                      "first_step_s": None, "steady_step_s": None, "stopped_at_max_steps": False,
+                      "dataset_site": dataset_site, "input_steps": 0, "input_wait_s": 0.0, "input_total_s": 0.0,
+                      "input_measured": False}
+            local = recorder.local
+            outer = getattr(local, "keras_run", None)
+            local.keras_run = record
+            steps: list[float] = []
+            record["_steps"] = steps
             start = time.perf_counter()
             try:
                 return _original(self, *args, **kwargs)
             finally:
-                wall = time.perf_counter() - start
-                steps = timer.step_times
-                recorder.keras.append({
-                    "site": list(site) if site else None, "method": _method, "wall_s": wall, "steps": len(steps),
-                    "first_step_s": steps[0] if steps else None,
-                    "steady_step_s": (sum(steps[1:]) / len(steps[1:])) if len(steps) > 1 else None,
-                    "stopped_at_max_steps": timer.stopped})
+                local.keras_run = outer
+                record["wall_s"] = time.perf_counter() - start
+                del record["_steps"]
+                record.pop("_first_end", None)
+                record.pop("_last_end", None)
+                record["steps"] = len(steps)
+                record["first_step_s"] = steps[0] if steps else None
+                record["steady_step_s"] = (sum(steps[1:]) / len(steps[1:])) if len(steps) > 1 else None
+                recorder.keras.append(record)
 
         functools.update_wrapper(patched, original)
         setattr(model_cls, method, patched)
+    for maker, attribute in (("make_train_function", "train_function"), ("make_test_function", "test_function"),
+                             ("make_predict_function", "predict_function")):
+        original_maker = getattr(model_cls, maker, None)
+        if original_maker is None:
+            continue
+
+        def make(self, *args, _original=original_maker, _attribute=attribute, **kwargs):
+            result = _original(self, *args, **kwargs)
+            function = getattr(self, _attribute, None)
+            if function is not None and not getattr(function, "_tfperf_step", False):
+                setattr(self, _attribute, _step_wrapper(recorder, self, function, _attribute))
+            return getattr(self, _attribute, None) if result is not None else result
+
+        functools.update_wrapper(make, original_maker)
+        setattr(model_cls, maker, make)
 
 
-def _timer_class(keras, recorder: Recorder):
-    class StepTimer(keras.callbacks.Callback):
-        """Per-batch wall times; stops fit after --max-steps steps in total."""
+def _step_wrapper(recorder: Recorder, model, function, attribute: str):
+    """Keras' per-step function, timed. For fit/evaluate over a tf.data iterator, the next element
+    is taken in Python (timed: the input wait) and the step runs on it, as Keras itself does for
+    Python iterators; otherwise the wait would happen inside the step's graph, out of sight."""
+    import tensorflow as tf
 
-        def __init__(self, method):
-            super().__init__()
-            self.method = method
-            self.step_times: list[float] = []
-            self.started = None
-            self.stopped = False
+    iterator_types = (tf.data.Iterator, tf.distribute.DistributedIterator)
+    state = {"split": None}
 
-        def _begin(self, batch, logs=None):
-            self.started = time.perf_counter()
+    def split_step(iterator):
+        """The step function that takes one element (Keras' own, from its closure), once its
+        trace for the dataset's element spec (None batch, as the graph path traces it) exists."""
+        if state["split"] is not None:
+            return state["split"]
+        state["split"] = False
+        try:
+            if getattr(model, "steps_per_execution", 1) != 1 or model.distribute_strategy.num_replicas_in_sync != 1:
+                return False
+            cells = dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ())))
+            one_step = cells.get("one_step_on_data")
+            if one_step is None:
+                return False
+            inner = getattr(one_step, "__wrapped__", one_step)
+            if hasattr(inner, "get_concrete_function"):
+                inner.get_concrete_function(iterator.element_spec)
+            state["split"] = one_step
+        except Exception as exc:  # noqa: BLE001 - Keras internals moved: step times only
+            recorder.notes.append(f"input waits inside Keras {attribute} not measured: {type(exc).__name__}: {exc}")
+        return state["split"]
 
-        def _end(self, batch, logs=None):
-            if self.started is not None:
-                self.step_times.append(time.perf_counter() - self.started)
-            if self.method == "fit" and recorder.max_steps is not None:
-                recorder.steps_done += 1
-                if recorder.steps_done >= recorder.max_steps:
-                    self.model.stop_training = True
-                    self.stopped = True
+    def step(data):
+        record = getattr(recorder.local, "keras_run", None)
+        if record is None or "_steps" not in record:
+            return function(data)
+        one_step = split_step(data) if attribute != "predict_function" and isinstance(data, iterator_types) else False
+        start = time.perf_counter()
+        if one_step:
+            element = next(data)  # StopIteration ends the epoch, as Keras' own step raises it
+            got = time.perf_counter()
+            result = one_step(element)
+        else:
+            got = start
+            result = function(data)
+        if recorder.gpu:
+            _sync_devices()
+        end = time.perf_counter()
+        record["_steps"].append(end - start)
+        if one_step:
+            record["input_measured"] = True
+            if "_first_end" not in record:
+                record["_first_end"] = end
+            else:
+                record["input_steps"] += 1
+                record["input_wait_s"] += got - start
+                record["input_total_s"] = end - record["_first_end"]
+        if attribute == "train_function" and recorder.max_steps is not None:
+            recorder.steps_done += 1
+            if recorder.steps_done >= recorder.max_steps:
+                model.stop_training = True
+                record["stopped_at_max_steps"] = True
+        return result
 
-        on_train_batch_begin = on_test_batch_begin = on_predict_batch_begin = _begin
-        on_train_batch_end = on_test_batch_end = on_predict_batch_end = _end
-
-    return StepTimer
+    step._tfperf_step = True
+    return step

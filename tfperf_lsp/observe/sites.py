@@ -1,7 +1,9 @@
 """Which stack frame is the user's code: the line a fact belongs to. No TensorFlow here."""
 from __future__ import annotations
 
+import linecache
 import os
+import re
 import sys
 import sysconfig
 
@@ -44,12 +46,19 @@ def user_site(frame, max_depth: int = 80) -> tuple[str, int] | None:
     """The innermost user frame at or above ``frame`` (through any library), as (file, line)."""
     depth = 0
     while frame is not None and depth < max_depth:
-        if classify(frame.f_code.co_filename) == USER:
-            return (os.path.abspath(frame.f_code.co_filename) if not frame.f_code.co_filename.startswith("<")
-                    else frame.f_code.co_filename, frame.f_lineno)
+        filename = frame.f_code.co_filename
+        if classify(filename) == USER:
+            path = _ABSOLUTE.get(filename)
+            if path is None:
+                path = _ABSOLUTE[filename] = filename if filename.startswith("<") else os.path.abspath(filename)
+            return (path, frame.f_lineno)
         frame = frame.f_back
         depth += 1
     return None
+
+
+_ABSOLUTE: dict[str, str] = {}  # a code object's file name -> absolute path (the cwd does not change it
+                                # for a program already loaded)
 
 
 # Library methods that only convert a value (keras.Variable.numpy()): looked through, since the
@@ -71,6 +80,28 @@ def direct_user_site(frame, max_depth: int = 30) -> tuple[str, int] | None:
         frame = frame.f_back
         depth += 1
     return None
+
+
+_BRANCH = re.compile(r"\s*(if|elif|while|assert)\b")
+_TERNARY = re.compile(r"\bif\b.*\belse\b")
+_BRANCHES: dict[tuple[str, int], str | None] = {}
+
+
+def branch_kind(site: tuple[str, int]) -> str | None:
+    """"if", "while", "assert" or "conditional expression" when the source line at ``site``
+    decides a Python branch, else None (cached per line: the file is read once)."""
+    kind = _BRANCHES.get(site, False)
+    if kind is False:
+        text = linecache.getline(site[0], site[1])
+        match = _BRANCH.match(text)
+        if match:
+            kind = "if" if match.group(1) == "elif" else match.group(1)
+        elif _TERNARY.search(text.split("#", 1)[0]):
+            kind = "conditional expression"
+        else:
+            kind = None
+        _BRANCHES[site] = kind
+    return kind
 
 
 def caller(depth: int = 2):
