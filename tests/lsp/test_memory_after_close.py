@@ -127,3 +127,38 @@ def test_push_client_keeps_nothing_of_closed_documents(tmp_path):
 
 def test_pull_client_keeps_nothing_of_closed_documents(tmp_path):
     assert_nothing_kept(run_session(tmp_path, pull=True))
+
+
+def test_shutdown_while_a_chained_handler_still_runs_answers_without_error(tmp_path):
+    """pygls's shutdown cancels the handlers still running while it iterates its table; a
+    generator handler's future (pygls's built-ins chain to ours this way) runs its done callbacks
+    inside cancel(), so dropping finished entries there broke shutdown ("dictionary changed size
+    during iteration", seen once in CI)."""
+
+    async def scenario():
+        server = create_server()
+        client = Client(server)
+        await client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        await settle()
+        release = asyncio.Event()
+
+        async def waits():
+            await release.wait()
+
+        def chained():
+            yield waits, (), None
+
+        server.protocol._execute_handler("still-running", chained, callback=lambda future: None)
+        answer = await client.request("shutdown", None)
+        release.set()
+        await settle()
+        return answer
+
+    logger = logging.getLogger("tfperf_lsp")
+    saved = logger.handlers[:], logger.level, logger.propagate
+    try:
+        answer = asyncio.run(scenario())
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+    assert "error" not in answer, answer

@@ -1,6 +1,7 @@
 """The tfperf language server: pygls wiring. Each feature lives in its own module under features/."""
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from lsprotocol import types
@@ -26,12 +27,27 @@ class TfperfProtocol(LanguageServerProtocol):
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
         super()._execute_handler(msg_id, handler, callback, args=args, kwargs=kwargs)
         future = self._request_futures.get(msg_id)
-        if future is not None:
-            future.add_done_callback(lambda done: self._drop_finished(msg_id, done))
+        if future is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop to drop it on: keep pygls's behaviour
+        # Dropped later, on the event loop: a thread-pool future finishes on a worker thread, and
+        # pygls's shutdown cancels futures while it iterates this table (a concurrent future
+        # runs its callbacks inside cancel()); removing the entry there would break its loop.
+        future.add_done_callback(lambda done: _call_soon(loop, self._drop_finished, msg_id, done))
 
     def _drop_finished(self, msg_id, future) -> None:
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, function, *args) -> None:
+    try:
+        loop.call_soon_threadsafe(function, *args)
+    except RuntimeError:
+        pass  # the loop is closed: the server is gone, and its table with it
 
 
 class TfperfServer(LanguageServer):
