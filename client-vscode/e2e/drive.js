@@ -254,6 +254,47 @@ async function trusted(page) {
         }
         signal('ui-notebook-fixed');
     }
+
+    // Observe: run "tfperf: Observe: Run This File" from the command palette, as a user would; the
+    // probe waits for the observed diagnostic; then the mouse hover on the call line shows the fact.
+    if ((await waitPhase(['observe', 'done'], 180000)) === 'observe') {
+        await observe(page);
+    }
+}
+
+async function observe(page) {
+    const line = probe().notes.observeLine;
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    await page.click('.part.editor .editor-group-container.active .monaco-editor .view-lines');
+    await page.keyboard.press('F1');
+    const palette = await page.waitForSelector('.quick-input-widget .quick-input-box input', { visible: true, timeout: 15000 }).catch(() => null);
+    check('observe: command palette opened', palette !== null);
+    if (!palette) return;
+    await page.keyboard.type('tfperf: Observe: Run This File', { delay: 10 });
+    const item = await page.waitForFunction(() => [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
+        .find((r) => r.offsetParent !== null && /tfperf: Observe: Run This File/.test(r.innerText)), { timeout: 15000 }).catch(() => null);
+    check('observe: "tfperf: Observe: Run This File" in the command palette', item !== null);
+    await page.keyboard.press('Enter');
+    // The progress notification (cancellable) while the file runs; TensorFlow's import takes seconds.
+    let running;
+    const end = Date.now() + 60000;
+    while (!running && Date.now() < end && probe().phase === 'observe') {
+        running = (await toasts(page)).find((t) => /observing observe_retrace\.py/.test(t.text));
+        if (!running) await sleep(250);
+    }
+    notes.observeProgress = running;
+    if (running) await shot(page, '09-observe-running');
+    check('observe: progress notification while the file runs', running, running || probe().phase);
+    await waitPhase(['observed', 'done'], 360000);
+    await sleep(1500);
+    const text = await hoverSquiggle(page, line, (t) => /Observed/.test(t) && /traced 5x/.test(t), 30000);
+    check('observe: mouse hover on the call line shows the observed fact', /Observed/.test(text) && /factor is a Python float with 5 values/.test(text), text.slice(0, 800));
+    notes.observeHover = text.slice(0, 1500);
+    await shot(page, '10-observed-hover');
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    signal('ui-observed');
 }
 
 async function bundled(page) {

@@ -10,7 +10,9 @@
 # (TensorFlow, pygls...) but not tfperf, installs the .vsix and a test-only probe extension into a
 # throw-away code-server profile, and then:
 #   trusted run:    clicks "Install tfperf", checks squiggles, hovers, a quick fix, a benchmark with
-#                   its progress notification and timings in the hover; screenshots.
+#                   its progress notification and timings in the hover; "tfperf: Observe: Run This
+#                   File" (command palette) on a program that retraces: the observed fact on the
+#                   call line (diagnostic, hover, inlay hint); screenshots.
 #   restricted run: answers "No" to the trust prompt; hints still work, benchmarks are refused
 #                   with an explanation.
 #   (both with tfperf.importStrategy "fromEnvironment", the interpreter's own tfperf)

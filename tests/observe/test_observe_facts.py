@@ -144,3 +144,30 @@ def test_branch_kind_reads_the_line(tmp_path):
     path.write_text("if x.shape[0]:\n    y = 1 if a else 2\nwhile t:\nassert t\nz = t  # if else\nelif q:\n")
     kinds = [branch_kind((str(path), n)) for n in range(1, 7)]
     assert kinds == ["if", "conditional expression", "while", "assert", None, "if"]
+
+
+def test_libraries_outside_a_site_packages_folder_are_not_user_code(tmp_path, monkeypatch):
+    """TensorFlow reached through a symlinked folder on sys.path (a .pth file, as in the VS Code
+    e2e) or from a plain folder (PYTHONPATH, pip install --target) is still TensorFlow: a retrace is
+    reported at the user's call line, not inside autograph."""
+    import types
+
+    from tfperf_lsp.observe import sites
+
+    real_site = tmp_path / "venv" / "lib" / "site-packages"
+    (real_site / "tensorflow").mkdir(parents=True)
+    (real_site / "keras").mkdir()
+    linked = tmp_path / "shared-site"
+    linked.mkdir()
+    (linked / "tensorflow").symlink_to(real_site / "tensorflow")
+    (linked / "keras").symlink_to(real_site / "keras")
+    assert sites._classify(str(linked / "tensorflow" / "python" / "autograph" / "impl" / "api.py")) == sites.TF
+    assert sites._classify(str(linked / "keras" / "src" / "trainer.py")) == sites.LIB
+
+    plain = tmp_path / "target"
+    for name in ("tensorflow", "keras"):
+        (plain / name).mkdir(parents=True)
+        monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(__file__=str(plain / name / "__init__.py")))
+    assert sites._classify(str(plain / "tensorflow" / "python" / "eager" / "def_function.py")) == sites.TF
+    assert sites._classify(str(plain / "keras" / "src" / "trainer.py")) == sites.LIB
+    assert sites._classify(str(tmp_path / "project" / "train.py")) == sites.USER

@@ -30,16 +30,43 @@ def _classify(filename: str) -> str:
     if filename.startswith("<"):
         return LIB if filename.startswith("<frozen") else USER
     path = os.path.abspath(filename)
+    kind = _classify_path(path)
+    if kind == USER:
+        # A package reached through a symlink or a directory on sys.path that is not called
+        # site-packages (a .pth file, PYTHONPATH, pip install --target): where it really is, and
+        # the imported TensorFlow/Keras packages' own folders.
+        real = os.path.realpath(path)
+        kind = _classify_path(real) if real != path else kind
+        if kind == USER:
+            kind = _package_kind(path) or _package_kind(real) or USER
+    return kind
+
+
+def _classify_path(path: str) -> str:
     if path.startswith(_OWN + os.sep):
         return TF
     parts = path.split(os.sep)
     for marker in ("site-packages", "dist-packages"):
         if marker in parts:
             top = parts[parts.index(marker) + 1] if parts.index(marker) + 1 < len(parts) else ""
-            return TF if top in ("tensorflow", "tensorflow_core", "tf_keras") else LIB
+            return TF if top in _TF_PACKAGES else LIB
     if path.startswith(_STDLIB):
         return LIB
     return USER
+
+
+_TF_PACKAGES = ("tensorflow", "tensorflow_core", "tf_keras")
+
+
+def _package_kind(path: str) -> str | None:
+    """TF or LIB when ``path`` lies in the folder of an imported TensorFlow or Keras package."""
+    for name in (*_TF_PACKAGES, "keras"):
+        module_file = getattr(sys.modules.get(name), "__file__", None)
+        if module_file:
+            root = os.path.dirname(os.path.abspath(module_file))
+            if path.startswith(root + os.sep):
+                return TF if name in _TF_PACKAGES else LIB
+    return None
 
 
 def user_site(frame, max_depth: int = 80) -> tuple[str, int] | None:

@@ -252,6 +252,53 @@ async function run() {
     // Restricted-Mode gating is exercised by a separate run (see run.sh); here: trust is on.
     check('workspace trusted in this run', vscode.workspace.isTrusted === (process.env.TFPERF_E2E_TRUSTED !== '0'));
     await runNotebook(folder);
+    await runObserve(folder);
+}
+
+// Observe: "tfperf: Observe: Run This File" (run by the driver from the command palette) runs a small
+// program under TensorFlow; a tf.function called with a new Python float each iteration really
+// retraces, and the observed fact lands on the call line as a diagnostic, in the hover and as an
+// inlay hint, marked "observed"; the static retrace hint there says the run confirmed it.
+const OBSERVE_SOURCE = 'import tensorflow as tf\n\n\n@tf.function\ndef scale(x, factor):\n    return x * factor\n\n\n'
+    + 'x = tf.ones([3])\nfor step in range(5):\n    factor = 1.0 + step / 10\n    x = scale(x, factor)\n';
+const OBSERVE_LINE = 11; // 0-based: `x = scale(x, factor)`
+
+async function runObserve(folder) {
+    if (!(await vscode.commands.getCommands(true)).includes('tfperf.observe')) {
+        state.notes.observeSkipped = 'server does not register tfperf.observe';
+        return;
+    }
+    const file = path.join(folder, 'observe_retrace.py');
+    fs.writeFileSync(file, OBSERVE_SOURCE);
+    const uri = vscode.Uri.file(file);
+    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
+    const staticDiags = await settledDiagnostics(uri, 120000, 2000);
+    check('observe: static retrace hint on the call line before the run', staticDiags.some((d) => codeOf(d) === 'TFP101' && d.range.start.line === OBSERVE_LINE),
+        staticDiags.map(describe));
+    editor.selection = new vscode.Selection(OBSERVE_LINE, 4, OBSERVE_LINE, 4);
+    editor.revealRange(new vscode.Range(OBSERVE_LINE, 0, OBSERVE_LINE, 0), vscode.TextEditorRevealType.InCenter);
+    const observedDiags = () => vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'tfperf (observed)');
+    const started = Date.now();
+    phase('observe', { observeFile: file, observeLine: OBSERVE_LINE });
+    // The driver runs the command; TensorFlow's import alone takes several seconds (more on a busy machine).
+    const seen = await waitFor(() => observedDiags().some((d) => codeOf(d) === 'observed-retrace'), 300000);
+    state.notes.observeSeconds = Math.round((Date.now() - started) / 1000);
+    const retrace = observedDiags().filter((d) => codeOf(d) === 'observed-retrace');
+    check('observe: the run publishes an observed retrace diagnostic', seen, { seconds: state.notes.observeSeconds, observed: observedDiags().map(describe) });
+    check('observe: on the call line, with the trace count and the culprit', retrace.length === 1 && retrace[0].range.start.line === OBSERVE_LINE
+        && /scale traced 5x here: factor is a Python float with 5 values/.test(retrace[0].message), retrace.map(describe));
+    check('observe: marked observed, with the command that ran', retrace.length > 0 && /\(observed: `python[\d.]* observe_retrace\.py`, /.test(retrace[0].message),
+        retrace.map((d) => d.message));
+    const confirmed = tfperfDiagnostics(uri).find((d) => codeOf(d) === 'TFP101' && d.range.start.line === OBSERVE_LINE);
+    check('observe: the static hint says the run confirmed it', confirmed && /Confirmed by a run: traced 5x here/.test(confirmed.message), confirmed && confirmed.message);
+    const hover = await hoverText(uri, new vscode.Position(OBSERVE_LINE, 8));
+    check('observe: hover shows the observed fact', /\*\*Observed\*\*/.test(hover) && /factor is a Python float with 5 values/.test(hover), hover.slice(0, 600));
+    const hints = (await vscode.commands.executeCommand('vscode.executeInlayHintProvider', uri, new vscode.Range(0, 0, 20, 0))) || [];
+    const labels = hints.filter((h) => h.position.line === OBSERVE_LINE)
+        .map((h) => (typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join('')));
+    check('observe: inlay hint on the call line marked (observed)', labels.some((l) => /traced 5x: factor is a Python float/.test(l) && /\(observed\)/.test(l)), labels);
+    phase('observed', { observeLine: OBSERVE_LINE });
+    await signal('ui-observed', 90000);
 }
 
 // A Jupyter notebook in VS Code's built-in notebook editor (no kernel): the code cells are one
