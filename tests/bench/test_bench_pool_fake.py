@@ -328,3 +328,17 @@ def test_calls_waiting_for_the_running_job_count_as_queued(make_pool):
     pool._waiting = 0  # noqa: SLF001
     pool.expect(0)
     assert len(worker_children_of(os.getpid())) == 1
+
+
+def test_the_service_announces_a_batch_and_cached_results_need_no_spare(tmp_path):
+    from tfperf_lsp.bench.cache import ResultCache
+    from tfperf_lsp.bench.service import BenchService
+
+    service = BenchService(cache=ResultCache(str(tmp_path)))
+    service.expect(0)
+    assert service._pool is None  # noqa: SLF001 - ending nothing creates no pool
+    service.expect(3)
+    assert service.pool.expected == 3 and worker_children_of(os.getpid()) == []  # nothing starts yet
+    service.skip_expected()  # a cached result (or no plan): one worker fewer
+    assert service.pool.expected == 2
+    service.close()
