@@ -41,8 +41,8 @@ def main():
         sys.stderr.flush()
         os._exit(1)
     device = Device(kind="cpu", name="Fake CPU", platform=" ".join(sys.argv[1:]))
+    note("ready")  # before the message: the pool may act on it before a later note is written
     send(protocol.ready_msg("0.0-fake", "3.x", device, os.getpid()))
-    note("ready")
     line = sys.stdin.readline()
     if not line:
         return 0

@@ -330,8 +330,8 @@ class WorkerPool:
                 raise RuntimeError("the worker pool is closed")
             try:
                 worker, cold = self._take_spare()
-                if cold:  # no warm spare: the queued jobs' workers import alongside this one
-                    self._fill()
+                if cold and self._expected + self._waiting > 0:
+                    self._fill()  # no warm spare: the queued jobs' workers import alongside this one
             except WorkerStartError as e:
                 return _finish(error_result("start", str(e)))
             self._current = worker
