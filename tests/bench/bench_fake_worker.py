@@ -14,6 +14,13 @@ from tfperf_lsp.bench import protocol
 from tfperf_lsp.bench.protocol import Comparison, Device, Result
 
 MODE = os.environ.get("FAKE_MODE", "ok")
+LOG = os.environ.get("FAKE_LOG")  # events with their monotonic time (comparable across processes)
+
+
+def note(event):
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(f"{event} {os.getpid()} {time.monotonic()}\n")
 
 
 def send(msg):
@@ -22,6 +29,8 @@ def send(msg):
 
 
 def main():
+    note("start")
+    time.sleep(float(os.environ.get("FAKE_START_S", "0")))  # a TensorFlow import, say
     if MODE == "slowstart":
         time.sleep(30)
     if MODE == "fatal":
@@ -32,6 +41,7 @@ def main():
         sys.stderr.flush()
         os._exit(1)
     device = Device(kind="cpu", name="Fake CPU", platform=" ".join(sys.argv[1:]))
+    note("ready")  # before the message: the pool may act on it before a later note is written
     send(protocol.ready_msg("0.0-fake", "3.x", device, os.getpid()))
     line = sys.stdin.readline()
     if not line:
@@ -41,6 +51,7 @@ def main():
         send(protocol.device_msg("0.0-fake", "3.x", device))
         return 0
     job = msg["job"]
+    note("job")
     if MODE == "garbage":
         sys.stdout.write("hello, I am not JSON\n")
         sys.stdout.flush()

@@ -250,3 +250,95 @@ def test_the_worker_path_exposes_only_our_package():
     assert os.listdir(first) == ["tfperf_lsp"]   # nothing else of the server's can shadow
     import tfperf_lsp
     assert os.path.realpath(os.path.join(first, "tfperf_lsp")) == os.path.realpath(tfperf_lsp.__path__[0])
+
+
+# ---- spares fitted to the queue (issue 11: one TensorFlow import per file, not per finding) -----
+def events(log):
+    found = []
+    for line in log.read_text().splitlines():
+        event, pid, when = line.split()
+        found.append((event, int(pid), float(when)))
+    return found
+
+
+def assert_no_import_during_a_job(found):
+    """No worker was between its start and its ready while another worker took its job."""
+    starts = {pid: when for event, pid, when in found if event == "start"}
+    readies = {pid: when for event, pid, when in found if event == "ready"}
+    for event, pid, when in found:
+        if event != "job":
+            continue
+        for other, started in starts.items():
+            if other != pid and started < when:
+                assert readies.get(other, float("inf")) <= when, f"worker {other} was importing while {pid} took its job"
+
+
+def test_a_warm_batch_starts_the_queued_jobs_spares_together_after_the_first_job(make_pool, tmp_path):
+    log = tmp_path / "events"
+    pool = make_pool(env={"FAKE_LOG": str(log), "FAKE_START_S": "0.3"}, max_spares=3)
+    pool.worker_info()  # the spare is warm
+    pool.expect(3)
+    results = [pool.run_job(JOB) for _ in range(3)]
+    assert [r.verdict for r in results] == ["faster"] * 3
+    found = events(log)
+    jobs = [pid for event, pid, _ in found if event == "job"]
+    assert len(set(jobs)) == 3  # a fresh worker for every job
+    starts = {pid: when for event, pid, when in found if event == "start"}
+    first_job = next(when for event, _, when in found if event == "job")
+    # the first job did not wait for extra imports; the 2nd and 3rd job's workers started
+    # together after it (one import's wait, not two)
+    job_times = [when for event, _, when in found if event == "job"]
+    assert starts[jobs[1]] > first_job and starts[jobs[2]] > first_job
+    assert starts[jobs[2]] < job_times[1]  # the third job's worker was not started after the second job
+    assert_no_import_during_a_job(found)
+    pool.expect(0)
+    assert len(worker_children_of(os.getpid())) == 1  # back to the one spare
+
+
+def test_a_cold_batch_starts_every_queued_worker_with_the_first(make_pool, tmp_path):
+    log = tmp_path / "events"
+    pool = make_pool(env={"FAKE_LOG": str(log), "FAKE_START_S": "0.3"}, max_spares=3)
+    pool.expect(3)
+    assert worker_children_of(os.getpid()) == []  # announcing jobs starts nothing
+    results = [pool.run_job(JOB) for _ in range(3)]
+    assert [r.verdict for r in results] == ["faster"] * 3
+    found = events(log)
+    jobs = [pid for event, pid, _ in found if event == "job"]
+    starts = {pid: when for event, pid, when in found if event == "start"}
+    first_job = next(when for event, _, when in found if event == "job")
+    assert all(starts[pid] < first_job for pid in jobs)
+    assert_no_import_during_a_job(found)
+
+
+def test_spares_are_bounded_and_an_ended_batch_stops_the_extras(make_pool):
+    pool = make_pool(max_spares=2)
+    pool.expect(5)
+    pool.run_job(JOB)
+    assert len(worker_children_of(os.getpid())) == 2  # bounded by max_spares, not 4
+    pool.expect(0)  # the batch was cancelled
+    assert len(worker_children_of(os.getpid())) == 1
+
+
+def test_calls_waiting_for_the_running_job_count_as_queued(make_pool):
+    pool = make_pool(env={"FAKE_MODE": "ok"}, max_spares=3)
+    slow = Job(prelude="", variants=JOB.variants, budget_s=1.0)
+    pool._waiting = 2  # two other run_job calls blocked behind this one  # noqa: SLF001
+    pool.run_job(slow)
+    assert len(worker_children_of(os.getpid())) == 2  # one warm worker for each of the two
+    pool._waiting = 0  # noqa: SLF001
+    pool.expect(0)
+    assert len(worker_children_of(os.getpid())) == 1
+
+
+def test_the_service_announces_a_batch_and_cached_results_need_no_spare(tmp_path):
+    from tfperf_lsp.bench.cache import ResultCache
+    from tfperf_lsp.bench.service import BenchService
+
+    service = BenchService(cache=ResultCache(str(tmp_path)))
+    service.expect(0)
+    assert service._pool is None  # noqa: SLF001 - ending nothing creates no pool
+    service.expect(3)
+    assert service.pool.expected == 3 and worker_children_of(os.getpid()) == []  # nothing starts yet
+    service.skip_expected()  # a cached result (or no plan): one worker fewer
+    assert service.pool.expected == 2
+    service.close()

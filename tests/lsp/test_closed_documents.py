@@ -18,6 +18,7 @@ def test_closing_a_document_forgets_everything_about_it(tmp_path):
     (tmp_path / "helpers.py").write_text("import tensorflow as tf\n\n@tf.function\ndef step(x, i):\n    return x * i\n")
     state = ServerState(SimpleNamespace(workspace=None))
     state.set_roots([str(tmp_path)])
+    state.defer_lookups = False  # jedi answers during the analysis, as in the CLI
     for n in range(3):
         uri = (tmp_path / f"doc{n}.py").as_uri()
         for version in range(1, 4):  # every edit is a new text the index answered questions about
@@ -38,6 +39,7 @@ def test_answers_for_edited_texts_are_bounded(monkeypatch, tmp_path):
     monkeypatch.setattr(workspace, "MAX_ANSWERS", 8)
     state = ServerState(SimpleNamespace(workspace=None))
     state.set_roots([str(tmp_path)])
+    state.defer_lookups = False  # jedi answers during the analysis, as in the CLI
     (tmp_path / "helpers.py").write_text("def step(x, i):\n    return x\n")
     uri = (tmp_path / "doc.py").as_uri()
     for version in range(1, 30):  # an open document edited 30 times

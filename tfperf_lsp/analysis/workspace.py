@@ -11,6 +11,12 @@ folder on the file's package path. ``from time import time`` or ``termcolor.cpri
 it. An answer depends on the import, not on the rest of the text, so it is cached per binding and
 kept while the files it went through (the import chain and the definition's file) are unchanged:
 typing in a file does not pay for jedi again.
+
+The language server keeps jedi off the request path: it analyses through ``deferred()``, a view
+that answers from the cache only and records each lookup it could not answer (``Lookup``). The
+diagnostics publish without those facts, ``run_lookups`` computes them in the background, and the
+document is analysed again, from the cache. The CLI uses the index itself: every lookup runs
+synchronously, so its findings never depend on timing.
 """
 from __future__ import annotations
 
@@ -33,6 +39,23 @@ MAX_ANSWERS = 4096
 _LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras", "numpy", "jax", "torch")
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """A jedi lookup an analysis skipped (see ``WorkspaceIndex.deferred``)."""
+
+    path: str
+    qualname: str
+    name: str
+    line: int  # 1-based, as jedi wants it
+    column: int  # in characters
+    text: str  # the caller's text when it was skipped
+    chain: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.path, self.qualname, self.name)
+
+
 @dataclass
 class RemoteFunction:
     fn: TFFunction
@@ -49,6 +72,7 @@ class WorkspaceIndex:
         self._answers: dict[tuple[str, str, str], tuple[tuple, tuple[str, int] | None]] = {}
         self._lock = threading.Lock()
         self._projects: dict[str, object] = {}
+        self._jedi_lock = threading.Lock()  # background lookups run one at a time
         # caller path -> the files and folders its lookups went through (the CLI's cache
         # checks they are unchanged before it reuses a result)
         self.consulted: dict[str, set[str]] = {}
@@ -113,8 +137,17 @@ class WorkspaceIndex:
         return facts
 
     # ----------------------------------------------------------------- resolution
-    def resolve_imported_tf_function(self, facts: ModuleFacts, name: ast.Name, path: str | None) -> RemoteFunction | None:
-        """If ``name`` (a Name at a call site) is imported and is a tf.function elsewhere, return it."""
+    def deferred(self) -> DeferredIndex:
+        """A view for one analysis that never waits for jedi (see the module's docstring)."""
+        return DeferredIndex(self)
+
+    def resolve_imported_tf_function(self, facts: ModuleFacts, name: ast.Name, path: str | None,
+                                     pending: dict | None = None) -> RemoteFunction | None:
+        """If ``name`` (a Name at a call site) is imported and is a tf.function elsewhere, return it.
+
+        ``pending``: answer from the cache only; a lookup the cache cannot answer for the current
+        versions of its files is added to it (by key) and the name resolves to nothing for now.
+        """
         qualname = facts.imports.bindings.get(name.id)
         if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
             return None
@@ -126,7 +159,15 @@ class WorkspaceIndex:
             consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
             return None
         consulted.update(chain)
-        location = self._definition_of(facts, name, path, qualname, chain)
+        if pending is not None:
+            hit, location = self._cached_definition((path, qualname, name.id), chain)
+            if not hit:
+                column = facts.source.char_col(name.lineno - 1, name.col_offset)
+                lookup = Lookup(path, qualname, name.id, name.lineno, column, facts.source.text, tuple(chain))
+                pending.setdefault(lookup.key, lookup)
+                return None
+        else:
+            location = self._definition_of(facts, name, path, qualname, chain)
         if location is None:
             return None
         target_path, line = location
@@ -187,33 +228,54 @@ class WorkspaceIndex:
             directory = parent
         return list(dict.fromkeys(dirs))
 
-    def _definition_of(self, facts: ModuleFacts, name: ast.Name, path: str, qualname: str, chain: list[str]) -> tuple[str, int] | None:
-        key = (path, qualname, name.id)
+    def _cached_definition(self, key: tuple[str, str, str], chain: list[str] | tuple[str, ...]) -> tuple[bool, tuple[str, int] | None]:
+        """(True, answer) when jedi's answer is cached for the current versions of its files."""
         with self._lock:
             cached = self._answers.get(key)
         if cached is not None:
             stamps, answer = cached
-            if stamps == self._stamps(chain, answer):
-                return answer
-        text = facts.source.text
+            if stamps == self._stamps(list(chain), answer):
+                return True, answer
+        return False, None
+
+    def _definition_of(self, facts: ModuleFacts, name: ast.Name, path: str, qualname: str, chain: list[str]) -> tuple[str, int] | None:
+        key = (path, qualname, name.id)
+        hit, answer = self._cached_definition(key, chain)
+        if hit:
+            return answer
+        column = facts.source.char_col(name.lineno - 1, name.col_offset)
+        return self._jedi_definition(Lookup(path, qualname, name.id, name.lineno, column, facts.source.text, tuple(chain)))
+
+    def run_lookups(self, lookups) -> int:
+        """Answer lookups a deferred analysis skipped (in a background thread); returns how many
+        went to jedi (the others were answered meanwhile)."""
+        ran = 0
+        with self._jedi_lock:
+            for lookup in lookups:
+                hit, _ = self._cached_definition(lookup.key, lookup.chain)
+                if not hit:
+                    self._jedi_definition(lookup)
+                    ran += 1
+        return ran
+
+    def _jedi_definition(self, lookup: Lookup) -> tuple[str, int] | None:
+        path = lookup.path
         answer = None
         try:
             import jedi  # imported lazily: only cross-file lookups pay for it
 
-            script = jedi.Script(code=text, path=path, project=self._project_for(path, jedi))
-            line = name.lineno
-            col = facts.source.char_col(line - 1, name.col_offset)
-            for definition in script.goto(line, col, follow_imports=True):
+            script = jedi.Script(code=lookup.text, path=path, project=self._project_for(path, jedi))
+            for definition in script.goto(lookup.line, lookup.column, follow_imports=True):
                 if definition.module_path is not None and definition.line is not None:
                     answer = (str(definition.module_path), definition.line)
                     break
         except Exception as exc:  # noqa: BLE001 - jedi failing must not fail the analysis
-            log.debug("jedi could not resolve %s in %s: %s", name.id, path, exc)
+            log.debug("jedi could not resolve %s in %s: %s", lookup.name, path, exc)
         with self._lock:
             if len(self._answers) >= MAX_ANSWERS:  # bounded: keep the newest
                 for stale in list(self._answers)[: MAX_ANSWERS // 2]:
                     del self._answers[stale]
-            self._answers[key] = (self._stamps(chain, answer), answer)
+            self._answers[lookup.key] = (self._stamps(list(lookup.chain), answer), answer)
         return answer
 
     def _stamps(self, chain: list[str], answer: tuple[str, int] | None) -> tuple:
@@ -226,3 +288,18 @@ class WorkspaceIndex:
         if root not in self._projects:
             self._projects[root] = jedi.Project(root, added_sys_path=[root], smart_sys_path=True, load_unsafe_extensions=False)
         return self._projects[root]
+
+
+class DeferredIndex:
+    """The index as one server analysis sees it: cross-file answers come from the cache only, and
+    the lookups it could not answer are collected in ``pending`` for ``run_lookups``."""
+
+    def __init__(self, index: WorkspaceIndex):
+        self.index = index
+        self.pending: dict[tuple[str, str, str], Lookup] = {}
+
+    def resolve_imported_tf_function(self, facts: ModuleFacts, name: ast.Name, path: str | None) -> RemoteFunction | None:
+        return self.index.resolve_imported_tf_function(facts, name, path, pending=self.pending)
+
+    def __getattr__(self, attribute: str):
+        return getattr(self.index, attribute)

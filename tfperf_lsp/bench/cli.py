@@ -81,11 +81,13 @@ def run_bench_command(args) -> int:
         return 2 if args.line or args.select or problems else 0
     service = BenchService(settings)
     entries = []
+    service.expect(len(todo))  # a warm worker for each queued benchmark (bounded), not one import each
     try:
         for index, (path, analysis, finding) in enumerate(todo, 1):
             plan = service.plan(analysis, finding)
             if plan.job is None:
                 skipped.append((path, finding, plan.problem or "no benchmark could be built"))
+                service.skip_expected()
                 continue
             label = f"[{index}/{len(todo)}] {path}:{finding.span.start.line + 1}: {finding.code} {plan.title}"
             progress = _Progress(label) if sys.stderr.isatty() and args.format == "text" else None

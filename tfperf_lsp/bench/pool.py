@@ -11,12 +11,23 @@ Jobs run one at a time (two benchmarks on the same machine disturb each other). 
 Result with verdict "error"; only an invalid Job raises (JobError), before any process starts.
 The spare is replaced after a job ends, never during one, so its TensorFlow import does not
 compete with the timed region.
+
+Every job gets a fresh worker (a job runs the user's module code and may change TensorFlow's
+global state: mixed-precision policy, XLA and device settings, seeds; a reused worker would time
+the next job in what the previous one left). So a file with several findings would pay a
+TensorFlow import for each finding after the first. Instead the spare count is fitted to the
+queue: ``pool.expect(n)`` announces n jobs to come, and calls waiting for the running job count
+too. When a job ends (or a job has to start a worker cold) the pool starts as many spares as the
+queued jobs need, at most ``max_spares`` (the CPU count, 2 to 4), all at once, so their imports
+overlap; a job waits until no spare is still importing before it sends its job, so no import
+competes with a timed region. Three findings from a warm spare pay one import, not two.
 """
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +44,12 @@ _LOG = logging.getLogger("tfperf_lsp.bench")
 POLL_S = 0.05  # cancel / timeout / memory are checked this often: kills land well within 1 s
 
 ProgressFn = Callable[[float, str], Any]
+
+
+def default_max_spares() -> int:
+    """Workers kept warm at most: more imports at once than cores do not finish sooner, and each
+    warm worker holds TensorFlow's memory (about 0.5 GB)."""
+    return max(2, min(4, os.cpu_count() or 1))
 
 
 class WorkerStartError(RuntimeError):
@@ -60,7 +77,7 @@ class WorkerPool:
                  timeout_s: float = settings_schema.default("benchmark.timeout"), start_timeout_s: float = 120.0, keep_spare: bool = True,
                  cwd: str | None = None, env: dict | None = None,
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
-                 max_output_bytes: int = 8 << 20, ship: bool | None = None):
+                 max_output_bytes: int = 8 << 20, ship: bool | None = None, max_spares: int | None = None):
         self.command = list(command or [])
         # ship: send the worker's code over stdin (ship.py); the default when the command prefix
         # is an interpreter. False runs `<command> -m tfperf_lsp.bench.worker`, the default when
@@ -76,7 +93,11 @@ class WorkerPool:
         self.max_line_bytes = max_line_bytes
         self.max_output_bytes = max_output_bytes
         self.last_worker_pid: int | None = None   # of the most recent job (diagnostics, tests)
-        self._spare: WorkerProcess | None = None
+        self.max_spares = max(1, max_spares or default_max_spares())
+        self._spare: WorkerProcess | None = None   # the next job's worker
+        self._extras: list[WorkerProcess] = []     # more spares, for jobs queued behind it
+        self._expected = 0                         # jobs announced by expect() not started yet
+        self._waiting = 0                          # run_job calls waiting for the running job
         self._current: WorkerProcess | None = None
         self._lock = threading.Lock()       # guards _spare and _closed
         self._run_lock = threading.Lock()   # one job at a time
@@ -98,6 +119,9 @@ class WorkerPool:
         if restart:
             with self._lock:
                 spare, self._spare = self._spare, None
+                extras, self._extras = self._extras, []
+            for extra in extras:
+                extra.kill()
             if spare is not None:
                 spare.kill()
                 # during a job the new spare would compete with timing: the job starts it after
@@ -126,19 +150,91 @@ class WorkerPool:
                 raise WorkerStartError(f"cannot start the benchmark worker "
                                        f"{worker_argv(self.command, None, self.ship)}: {e}") from e
 
-    def _take_spare(self) -> WorkerProcess:
+    def _take_spare(self) -> tuple[WorkerProcess, bool]:
+        """The next job's worker, and whether it was started just now (no spare was there)."""
+        with self._lock:
+            if (self._spare is None or not self._spare.alive()) and self._extras:
+                if self._spare is not None:
+                    self._spare.kill()
+                self._spare = self._extras.pop(0)
+            cold = self._spare is None or not self._spare.alive()
         self.start_spare()
         with self._lock:
             worker, self._spare = self._spare, None
+            if self._extras:  # the next queued job's worker moves up
+                self._spare = self._extras.pop(0)
         if worker is None:
             raise WorkerStartError("the worker pool was closed")
-        return worker
+        return worker, cold
+
+    # ---- spares fitted to the queue -----------------------------------------------------------
+    @property
+    def expected(self) -> int:
+        return self._expected
+
+    def expect(self, jobs: int) -> None:
+        """``jobs`` jobs are about to be run one after another (a file with several findings):
+        when a job ends, spares for the ones still queued start together instead of one import
+        per job. 0 ends the batch: spares beyond what is still queued are stopped."""
+        with self._lock:
+            self._expected = max(0, int(jobs))
+        self._trim()
+
+    def _wanted(self) -> int:
+        """Warm workers wanted now: one per queued job (at most max_spares), else the one spare."""
+        if not self.keep_spare:
+            return 0
+        return min(self.max_spares, max(1, self._expected + self._waiting))
+
+    def _fill(self) -> None:
+        """Start the spares the queue needs (never call while a job is timing)."""
+        wanted = self._wanted()
+        if wanted < 1 or self._closed:
+            return
+        self.start_spare()
+        with self._lock:
+            if self._closed:
+                return
+            self._extras = [w for w in self._extras if w.alive() or w.kill()]
+            try:
+                while 1 + len(self._extras) < wanted:
+                    self._extras.append(self._spawn())
+            except OSError as e:  # the next job reports a worker that cannot start
+                _LOG.debug("cannot start another spare worker: %s", e)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Stop spares beyond what the queue needs (each holds TensorFlow's memory)."""
+        with self._lock:
+            keep = max(0, self._wanted() - 1)
+            excess, self._extras = self._extras[keep:], self._extras[:keep]
+        for worker in excess:
+            worker.kill()
+
+    def _await_spares(self, cancel) -> None:
+        """Wait until no spare is still importing TensorFlow: its import would compete with the
+        timed region. A spare that fails to start is dropped (the job that takes it would fail)."""
+        with self._lock:
+            starting = [w for w in [self._spare, *self._extras] if w is not None and w.ready is None]
+        for worker in starting:
+            try:
+                self._await_ready(worker, cancel)
+            except WorkerStartError:
+                with self._lock:
+                    if self._spare is worker:
+                        self._spare = None
+                    if worker in self._extras:
+                        self._extras.remove(worker)
+                worker.kill()
 
     def close(self) -> None:
         """Kill the spare and any running job's worker; the pool cannot be used afterwards."""
         with self._lock:
             self._closed = True
             spare, self._spare = self._spare, None
+            extras, self._extras = self._extras, []
+        for extra in extras:
+            extra.kill()
         if spare is not None:
             spare.kill()
         current = self._current
@@ -217,15 +313,25 @@ class WorkerPool:
         """Run one job in a fresh worker; blocks. `cancel`: a threading/asyncio Event or a
         callable returning True to stop (the worker is killed within POLL_S + reaping)."""
         job.validate()
-        while not self._run_lock.acquire(timeout=POLL_S):
-            if _cancelled(cancel):
-                return _finish(error_result("cancelled", "benchmark cancelled before it started"))
+        with self._lock:
+            self._waiting += 1
+        try:
+            while not self._run_lock.acquire(timeout=POLL_S):
+                if _cancelled(cancel):
+                    return _finish(error_result("cancelled", "benchmark cancelled before it started"))
+        finally:
+            with self._lock:
+                self._waiting -= 1
+        with self._lock:
+            self._expected = max(0, self._expected - 1)
         worker = None
         try:
             if self._closed:
                 raise RuntimeError("the worker pool is closed")
             try:
-                worker = self._take_spare()
+                worker, cold = self._take_spare()
+                if cold and self._expected + self._waiting > 0:
+                    self._fill()  # no warm spare: the queued jobs' workers import alongside this one
             except WorkerStartError as e:
                 return _finish(error_result("start", str(e)))
             self._current = worker
@@ -238,13 +344,14 @@ class WorkerPool:
             self._run_lock.release()
             if self.keep_spare and not self._closed:
                 try:
-                    self.start_spare()
+                    self._fill()
                 except (WorkerStartError, RuntimeError):
                     pass  # reported by the next job / closed meanwhile
 
     def _drive(self, w: WorkerProcess, job: Job, on_progress, cancel, timeout_s: float) -> Result:
         try:
             ready = self._await_ready(w, cancel)
+            self._await_spares(cancel)
         except _Cancelled:
             return error_result("cancelled", "benchmark cancelled")
         except WorkerStartError as e:

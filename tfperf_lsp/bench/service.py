@@ -133,6 +133,17 @@ class BenchService:
         """Start the spare worker now (it imports TensorFlow) so the next benchmark starts at once."""
         self.pool.start_spare()
 
+    def expect(self, jobs: int) -> None:
+        """``jobs`` benchmarks are about to run one after another: the pool keeps a warm worker
+        for each (bounded), so they do not pay a TensorFlow import each. 0 ends the batch."""
+        if jobs or self._pool is not None:
+            self.pool.expect(jobs)
+
+    def skip_expected(self) -> None:
+        """An announced benchmark needs no worker (cached, or no plan): one spare fewer."""
+        if self._pool is not None and self._pool.expected:
+            self._pool.expect(self._pool.expected - 1)
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
@@ -167,10 +178,12 @@ class BenchService:
     def run(self, plan: Plan, uri: str | None = None, on_progress=None, cancel=None, use_cache: bool = True) -> Outcome:
         """Blocking: the CLI, or a server thread."""
         if plan.job is None:
+            self.skip_expected()
             return Outcome(plan, None)
         if use_cache:
             hit = self.cached(plan)
             if hit is not None:
+                self.skip_expected()
                 return Outcome(plan, hit, cached=True)
         result = self.pool.run_job(plan.job, on_progress=on_progress, cancel=cancel, timeout_s=self.settings.timeout)
         return Outcome(plan, self._remember(plan, result, uri))
@@ -178,9 +191,11 @@ class BenchService:
     async def run_async(self, plan: Plan, uri: str | None = None, on_progress=None) -> Outcome:
         """For the server: cancelling the awaiting task kills the worker."""
         if plan.job is None:
+            self.skip_expected()
             return Outcome(plan, None)
         hit = self.cached(plan)
         if hit is not None:
+            self.skip_expected()
             return Outcome(plan, hit, cached=True)
         result = await self.pool.run_job_async(plan.job, on_progress=on_progress, timeout_s=self.settings.timeout)
         return Outcome(plan, self._remember(plan, result, uri))

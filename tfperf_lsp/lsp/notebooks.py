@@ -66,7 +66,9 @@ async def cell_result(ls, notebook, uri: str) -> DocumentResult | None:
     snapshot = [(index, cell_uri, document.version, document.source) for index, cell_uri, document in cells]
     key = tuple((cell_uri, version) for _, cell_uri, version, _ in snapshot)
     book = build([(index, text) for index, _, _, text in snapshot])
-    result = await asyncio.to_thread(ls.state.analyze, notebook.uri, key, book.text)
+    # defer=False: a notebook's cross-file facts are still computed with its analysis (the
+    # background refinement re-publishes plain documents only)
+    result = await asyncio.to_thread(ls.state.analyze, notebook.uri, key, book.text, False)
     if result is None:
         return None
     position = next((i for i, (_, cell_uri, _, _) in enumerate(snapshot) if cell_uri == uri), None)

@@ -36,6 +36,10 @@ class DocumentResult:
     dependencies: frozenset[str]
     # finding id -> (Plan, Result, cached?) for findings measured on this device (bench cache)
     measured: dict = field(default_factory=dict)
+    # Cross-file lookups this analysis skipped (jedi runs off the request path: they are answered
+    # in the background, and the document is analysed again; documents.refine_later)
+    pending: tuple = ()
+    refining: Any = None  # the background task answering them
 
 
 class ServerState:
@@ -58,6 +62,8 @@ class ServerState:
         self.pending: dict[str, asyncio.Task] = {}
         self.inflight: dict[tuple[str, int | None], asyncio.Future] = {}  # shared analyses
         self.too_large: set[str] = set()
+        self.defer_lookups = True  # jedi off the request path (documents.refine_later)
+        self.refine_rounds: dict[str, tuple[int | None, int]] = {}  # uri -> (version, rounds)
         self.generation = 0  # bumped when findings change for reasons other than the text
         self._lock = threading.Lock()
         self.index = WorkspaceIndex([], self._open_text)
@@ -138,12 +144,17 @@ class ServerState:
         result = self.results.get(uri)
         return result if result is not None and version is not None and result.version == version else None
 
-    def analyze(self, uri: str, version: int | None, text: str) -> DocumentResult | None:
+    def analyze(self, uri: str, version: int | None, text: str, defer: bool | None = None) -> DocumentResult | None:
         """Analyse one version of a document (called in a worker thread; cached per version).
 
         The caller reads ``version`` and ``text`` together on the event loop, so a change that
         arrives meanwhile cannot pair new text with an old version number.
+
+        ``defer`` (``defer_lookups`` when None): cross-file facts come from the index's cache
+        only; the jedi lookups it could not answer are left in ``pending`` for the caller to run
+        in the background (documents.refine_later).
         """
+        defer = self.defer_lookups if defer is None else defer
         cached = self.cached(uri, version)
         if cached is not None:
             return cached
@@ -155,7 +166,8 @@ class ServerState:
         self.too_large.discard(uri)
         with self._lock:
             session = self.sessions.setdefault(uri, DocumentSession(to_fs_path(uri)))
-            analysis = session.update(text, self.settings(uri), self.index)
+            workspace = self.index.deferred() if defer else self.index
+            analysis = session.update(text, self.settings(uri), workspace)
         for code, trace in analysis.rule_errors:
             log.error("internal error in rule %s on %s (other rules still report):\n%s", code, uri, trace)
         if analysis.parse_error:
@@ -163,6 +175,8 @@ class ServerState:
                       uri, analysis.parse_error.line + 1, len(analysis.findings))
         dependencies = frozenset(analysis.ctx.dependencies) if analysis.ctx else frozenset()
         result = DocumentResult(version, analysis, dependencies)
+        if defer:
+            result.pending = tuple(workspace.pending.values())
         self._attach_measurements(uri, result)
         self.results[uri] = result
         self._keep_trees(uri)
@@ -230,6 +244,7 @@ class ServerState:
         self.recent.pop(uri, None)
         self.results.pop(uri, None)
         self.too_large.discard(uri)
+        self.refine_rounds.pop(uri, None)
         for key in [k for k in self.problems if k[0] == uri]:
             del self.problems[key]
         task = self.pending.pop(uri, None)

@@ -177,11 +177,14 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
         cancel.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
     notify_status(ls, "benchmarking")
     answers = []
+    # Several findings: a warm worker for each queued one (one TensorFlow import, not one each).
+    state.bench.expect(len(findings))
     try:
         for index, finding in enumerate(findings):
             # A cell's plan is built on the notebook's module: earlier cells give the inputs.
             plan = await asyncio.to_thread(state.bench.plan, *module_finding(result.analysis, finding))
             if plan.job is None:
+                state.bench.expect(max(0, len(findings) - index - 1))
                 answers.append({"findingId": finding.id, "code": finding.code, "verdict": "error", "summary": plan.problem})
                 state.remember_problem(uri, finding.id, plan.problem)
                 continue
@@ -209,6 +212,7 @@ async def _benchmark(ls, uri: str, finding_ids: list[str]) -> dict:
         log.info("benchmark cancelled")
         return {"cancelled": True, "results": answers}
     finally:
+        state.bench.expect(0)
         notify_status(ls, "ready")
     if progress:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=answers[-1]["summary"] if answers else "done"))

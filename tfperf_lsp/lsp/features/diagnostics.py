@@ -46,12 +46,23 @@ def register(server) -> None:
     async def pull(ls, params: types.DocumentDiagnosticParams):
         uri = params.text_document.uri
         result = await current_result(ls, uri)
+        if result is not None and result.refining is not None and not _can_refresh(ls):
+            # Cross-file lookups are running and this client cannot be asked to pull again
+            # (Neovim 0.10): answer when they are done rather than leave findings out until
+            # the next edit.
+            await asyncio.shield(result.refining)
+            result = await current_result(ls, uri)
         # The id changes with the text and with anything else that changes findings (settings,
         # benchmark results), so a client never keeps a stale report.
         result_id = f"{result.version}.{ls.state.generation}" if result else None
         if result is not None and params.previous_result_id == result_id:
             return types.UnchangedDocumentDiagnosticReport(result_id=result_id)
         return types.FullDocumentDiagnosticReport(items=diagnostics_for(ls, uri, result), result_id=result_id)
+
+
+def _can_refresh(ls) -> bool:
+    workspace = ls.client_capabilities.workspace
+    return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
 def schedule(ls, uri: str, publisher=None) -> None:
