@@ -39,15 +39,6 @@ class TfperfProtocol(LanguageServerProtocol):
         future.add_done_callback(lambda done: _call_soon(loop, self._drop_finished, msg_id, done))
 
     def _drop_finished(self, msg_id, future) -> None:
-        # A generator handler's future is a concurrent.futures.Future: cancel() runs this
-        # callback at once, and pygls's shutdown cancels them while iterating the table
-        # ("dictionary changed size during iteration"). On the event loop, drop it a tick later.
-        try:
-            asyncio.get_running_loop().call_soon(self._drop_now, msg_id, future)
-        except RuntimeError:  # a handler's thread: nothing iterates the table here
-            self._drop_now(msg_id, future)
-
-    def _drop_now(self, msg_id, future) -> None:
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
 
