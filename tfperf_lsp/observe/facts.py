@@ -158,41 +158,34 @@ def facts_from_run(run: dict) -> list[dict]:
             f"shape-driven branch ({branch['traces']} traces)", "warning" if retraced else "hint", retraced,
             function=name, traces=branch["traces"])
 
-    for loop in run.get("loops", []):
-        if not loop.get("site") or loop["steps"] < MIN_LOOP_STEPS or loop["total_s"] <= 0:
-            continue
-        fraction = min(1.0, loop["wait_s"] / loop["total_s"])
+    def add_stall(site, built, wait_s: float, total_s: float, steps: int, waiter: str, consumer: str) -> None:
+        """The input-wait fact at the consuming line; when input-bound, also at the line that
+        built the dataset. ``waiter`` leads the message ("" for a loop, "Keras fit spent "),
+        ``consumer`` is what the dataset keeps waiting ("the loop", "Keras fit")."""
+        fraction = min(1.0, wait_s / total_s)
         bound = fraction >= INPUT_BOUND_AT
         label = "input-bound" if bound else "input"
-        built = loop.get("dataset_site")
-        built_text = f" (dataset built at line {built[1]})" if built and built[0] == loop["site"][0] else ""
-        add(loop["site"][0], loop["site"][1], "stall",
-            f"{label}: {fraction:.0%} of step time waiting for the next element over {loop['steps']} steps{built_text}."
+        built_text = f" (dataset built at line {built[1]})" if built and built[0] == site[0] else ""
+        add(site[0], site[1], "stall",
+            f"{label}: {waiter}{fraction:.0%} of step time waiting for the next element over {steps} steps{built_text}."
             + (" Fix: prefetch, parallel map (num_parallel_calls=tf.data.AUTOTUNE), cache." if bound else ""),
             f"{label}: {fraction:.0%} waiting for input", "warning" if bound else "hint", bound, fraction=fraction)
         if bound and built:
             add(built[0], built[1], "stall",
-                f"this dataset keeps the loop at line {loop['site'][1]} waiting {fraction:.0%} of step time.",
+                f"this dataset keeps {consumer} at line {site[1]} waiting {fraction:.0%} of step time.",
                 f"input-bound: {fraction:.0%}", "warning", True, fraction=fraction)
+
+    for loop in run.get("loops", []):
+        if loop.get("site") and loop["steps"] >= MIN_LOOP_STEPS and loop["total_s"] > 0:
+            add_stall(loop["site"], loop.get("dataset_site"), loop["wait_s"], loop["total_s"], loop["steps"],
+                      "", "the loop")
 
     for call in run.get("keras", []):
         if not call.get("site"):
             continue
         if call.get("input_measured") and call.get("input_steps", 0) >= MIN_LOOP_STEPS and call["input_total_s"] > 0:
-            fraction = min(1.0, call["input_wait_s"] / call["input_total_s"])
-            bound = fraction >= INPUT_BOUND_AT
-            label = "input-bound" if bound else "input"
-            built = call.get("dataset_site")
-            built_text = f" (dataset built at line {built[1]})" if built and built[0] == call["site"][0] else ""
-            add(call["site"][0], call["site"][1], "stall",
-                f"{label}: Keras {call['method']} spent {fraction:.0%} of step time waiting for the next element "
-                f"over {call['input_steps']} steps{built_text}."
-                + (" Fix: prefetch, parallel map (num_parallel_calls=tf.data.AUTOTUNE), cache." if bound else ""),
-                f"{label}: {fraction:.0%} waiting for input", "warning" if bound else "hint", bound, fraction=fraction)
-            if bound and built:
-                add(built[0], built[1], "stall",
-                    f"this dataset keeps Keras {call['method']} at line {call['site'][1]} waiting {fraction:.0%} "
-                    "of step time.", f"input-bound: {fraction:.0%}", "warning", True, fraction=fraction)
+            add_stall(call["site"], call.get("dataset_site"), call["input_wait_s"], call["input_total_s"],
+                      call["input_steps"], f"Keras {call['method']} spent ", f"Keras {call['method']}")
         text = f"{call['method']}: {_ms(call['wall_s'])}"
         if call["steps"]:
             text += f"; first step {_ms(call['first_step_s'])}"
