@@ -88,7 +88,7 @@ class Finding:
     # Short label shown at the end of the line in editors that display inlay hints.
     label: str = ""
     # Title of the fix the rule can build for this finding, or None when no fix is safe here.
-    # The edits themselves are computed lazily (Rule.fix), because they need LibCST.
+    # The edits are built only when asked for (``build_fix`` below): they need LibCST.
     fix_title: str | None = None
     fix_applicability: str = "safe"
     # Builds the fix's edits when asked (engine.fix_for): written by the rule where it reports the
