@@ -226,6 +226,25 @@ async def test_resolving_after_a_change_says_content_modified(tmp_path):
         await client.shutdown_session()
 
 
+async def test_resolving_a_fix_that_cannot_be_built_is_refused_with_the_reason(tmp_path):
+    """A client that resolves edits lazily (VS Code) asks for the fix after listing it: a fix that
+    cannot be built is refused (RequestFailed, saying so), not passed off as a changed document."""
+    client, ws, markers = await session(tmp_path, server="broken_fix_server.py", capabilities="visual-studio-code")
+    try:
+        uri = open_doc(client, ws / "a.py", CODE)
+        found = await diagnostics(client, uri, version=1)
+        finding = next(d for d in found if d.code == "TFP101")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding])))
+        fix = next(a for a in actions if "(TFP101)" in a.title)
+        error = await refused(client.code_action_resolve_async(fix))
+        assert error.code == -32803 and "cannot be applied" in error.message
+        assert any("cannot be built" in m.message for m in client.log_messages)
+    finally:
+        await client.shutdown_session()
+
+
 async def test_an_edit_below_a_form_feed_lands_where_the_editor_put_it(tmp_path):
     """The issue's repro: delete `z = f(x, i)` below a \\f, then "Ignore" must not bring it back."""
     text = textwrap.dedent(

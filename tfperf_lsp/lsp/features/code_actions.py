@@ -117,8 +117,10 @@ def resolve(ls, action: types.CodeAction) -> types.CodeAction:
     except Exception as exc:  # noqa: BLE001 - the rewrite cannot be built for this text
         log.info("the fix for %s cannot be built: %s", data["id"], exc)
         raise Refusal(f"this fix cannot be applied to this file ({type(exc).__name__}: {exc})") from exc
-    if fix is None:
+    if finding is None:
         raise StaleDocument(f"the fix for {data['id']} is no longer available")
+    if fix is None:  # engine.fix_for logged why the rule's fix could not be built
+        raise Refusal("this fix cannot be applied to this file (the server's log says why)")
     action.edit = workspace_edit(
         codec(ls, uri), result.analysis.source, uri, result.version, fix.edits, versioned=_versioned_edits(ls)
     )
