@@ -117,3 +117,26 @@ def test_fixes_apply_only_to_findings_that_were_shown():
     assert "@tf.function\ndef train_step" in result.new_text
     assert "jit_compile" not in result.new_text
     assert [f.code for f in result.findings] == ["TFP501"]  # shown next time, as a new finding
+
+
+def test_a_fix_that_cannot_be_built_is_reported_as_not_applied(monkeypatch):
+    """--fix says which fix it left out and why; the file is left as it was."""
+    from tfperf_lsp.rules import rule_by_code
+
+    rule = rule_by_code("TFP101")
+    report = rule.finding
+
+    def broken():
+        raise RuntimeError("cannot rewrite this")
+
+    def finding(*args, **kwargs):
+        found = report(*args, **kwargs)
+        if found.build_fix is not None:
+            found.build_fix = broken
+        return found
+
+    monkeypatch.setattr(rule, "finding", finding)
+    text = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n\nfor i in range(3):\n    f(i * 0.5)\n"
+    result = check_file("a.py", text, {}, fix=True, unsafe=True)
+    assert result.new_text == text
+    assert [(f.code, reason) for f, reason in result.fixes_withheld] == [("TFP101", "its fix could not be built for this file")]

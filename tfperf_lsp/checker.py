@@ -90,7 +90,9 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
             if _identity(finding) in withheld or shown[_identity(finding)] <= 0:
                 continue
             built = fix_for(analysis, finding)
-            if built is not None:
+            if built is None:  # fix_for logged why
+                withheld[_identity(finding)] = "its fix could not be built for this file"
+            else:
                 pairs.append((finding, built))
         chosen = compatible_fixes([fx for _, fx in pairs])
         if not chosen:
