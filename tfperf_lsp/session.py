@@ -7,6 +7,7 @@ are now), and drop the others. Their fixes are withheld: they were computed for 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from tfperf_lsp.engine import Analysis, analyze
 from tfperf_lsp.model import Finding
@@ -44,6 +45,7 @@ class Rebuildable(Analysis):
 
     def __init__(self, full: Analysis, rebuild):
         self._ctx = None
+        self._rebuilt: Analysis | None = None
         super().__init__(full.source, full.findings, full.parse_error, full.rule_errors, full.ctx, full.stale)
         self._rebuild = rebuild
         self.dependencies = frozenset(full.ctx.dependencies) if full.ctx else frozenset()
@@ -51,8 +53,14 @@ class Rebuildable(Analysis):
     @property
     def ctx(self):
         if self._ctx is None and self._rebuild is not None:
-            self._ctx = self._rebuild().ctx
+            self._ctx = self.rebuilt().ctx
         return self._ctx
+
+    def rebuilt(self) -> Analysis:
+        """The same text analysed again, for its trees and its findings' fix builders."""
+        if self._rebuilt is None:
+            self._rebuilt = self._rebuild()
+        return self._rebuilt
 
     @ctx.setter
     def ctx(self, value) -> None:
@@ -63,7 +71,22 @@ class Rebuildable(Analysis):
         return self._ctx is not None
 
     def drop(self) -> None:
+        # A finding's fix builder holds the syntax nodes it needs, and through them the whole
+        # tree: it is swapped for one that asks the rebuilt analysis for the same finding's fix.
         self._ctx = None
+        self._rebuilt = None
+        for finding in self.findings:
+            builder = finding.build_fix
+            if builder is not None and getattr(builder, "func", None) is not _fix_from_rebuilt:
+                finding.build_fix = partial(_fix_from_rebuilt, self, finding.id, finding.message)
+
+
+def _fix_from_rebuilt(analysis: Rebuildable, finding_id: str, message: str):
+    """The fix that the same text, analysed again, builds for the same finding."""
+    same = next((f for f in analysis.rebuilt().findings if f.id == finding_id and f.message == message), None)
+    if same is None or same.build_fix is None:
+        raise LookupError(f"the text analysed again does not report {finding_id}")
+    return same.build_fix()
 
 
 def carry_over(old: Analysis, new_lines: list[str]) -> list[Finding]:
