@@ -6,6 +6,7 @@ are now), and drop the others. Their fixes are withheld: they were computed for 
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from functools import partial
 
@@ -18,9 +19,12 @@ class DocumentSession:
         self.path = path
         self.last_good: Analysis | None = None
         self.current: Analysis | None = None
+        self.last_seconds = 0.0  # how long the last update took: the editor's debounce follows it
 
     def update(self, text: str, settings=None, workspace=None) -> Analysis:
+        started = time.perf_counter()
         analysis = analyze(text, self.path, settings, workspace)
+        self.last_seconds = time.perf_counter() - started
         if analysis.parse_error is None:
             analysis = Rebuildable(analysis, lambda: analyze(text, self.path, settings, workspace))
             self.last_good = analysis

@@ -24,7 +24,11 @@ from tfperf_lsp.session import DocumentSession
 
 log = logging.getLogger("tfperf_lsp")
 
-DEBOUNCE_SECONDS = 0.2
+# After a change, analysis waits until typing pauses: as long as the document's last analysis
+# took, within these bounds. A small file shows its findings ~60 ms after a keystroke; a file
+# whose analysis is slow waits longer, so that re-analysing text that is still changing takes at
+# most about half of a core while someone types.
+DEBOUNCE_SECONDS = (0.05, 0.2)
 KEEP_TREES = 4  # documents whose syntax trees stay in memory (the others' are rebuilt on demand)
 MAX_DOCUMENT_CHARS = 3_000_000  # beyond this a document is data or generated code: say so, skip it
 
@@ -237,6 +241,11 @@ class ServerState:
 
     def device_label(self) -> str | None:
         return self.bench.worker[0].label() if self.bench.worker else None
+
+    def debounce_seconds(self, uri: str) -> float:
+        session = self.sessions.get(uri)
+        low, high = DEBOUNCE_SECONDS
+        return high if session is None else min(high, max(low, session.last_seconds))
 
     def forget(self, uri: str) -> None:
         """The document was closed: keep nothing of it (memory grew with every document)."""

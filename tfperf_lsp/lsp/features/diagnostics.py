@@ -10,7 +10,6 @@ from tfperf_lsp.lsp.convert import to_diagnostic
 from tfperf_lsp.lsp.features import observe
 from tfperf_lsp.lsp.features.documents import codec, current_result, open_document
 from tfperf_lsp.lsp.refusals import Refusal
-from tfperf_lsp.lsp.state import DEBOUNCE_SECONDS
 
 log = logging.getLogger("tfperf_lsp")
 
@@ -66,7 +65,8 @@ def _can_refresh(ls) -> bool:
 
 
 def schedule(ls, uri: str, publisher=None) -> None:
-    """Analyse after the user pauses typing; a newer change cancels the pending run.
+    """Analyse after the user pauses typing (state.debounce_seconds); a newer change cancels the
+    pending run.
     ``publisher``: what to run then (a notebook publishes all its cells); ``publish`` by default."""
     publisher = publisher or publish
     pending = ls.state.pending.pop(uri, None)
@@ -75,7 +75,7 @@ def schedule(ls, uri: str, publisher=None) -> None:
 
     async def later():
         try:
-            await asyncio.sleep(DEBOUNCE_SECONDS)
+            await asyncio.sleep(ls.state.debounce_seconds(uri))
             await publisher(ls, uri)
         except asyncio.CancelledError:
             pass
