@@ -2,7 +2,7 @@
 reused, one run reaches the fixed point, and ``check`` depends on nothing but its input."""
 import textwrap
 
-from tfperf_lsp import checker
+from tfperf_lsp import engine
 from tfperf_lsp.checker import check_file
 from tfperf_lsp.cli import main
 from tfperf_lsp.model import Edit, Fix, Pos, Span
@@ -35,7 +35,7 @@ def test_fix_reuses_a_compat_v1_alias_and_reaches_the_fixed_point():
 
 def test_a_fix_that_does_not_remove_its_finding_is_not_applied(monkeypatch):
     """A broken fix (here: one that only adds a comment) is withheld, with the reason."""
-    real_fix_for = checker.fix_for
+    real_fix_for = engine.fix_for
 
     def useless_fix(analysis, finding):
         fix = real_fix_for(analysis, finding)
@@ -43,7 +43,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied(monkeypatch):
             return None
         return Fix(fix.title, (Edit(Span(Pos(0, 0), Pos(0, 0)), "# touched\n"),), fix.applicability)
 
-    monkeypatch.setattr(checker, "fix_for", useless_fix)
+    monkeypatch.setattr(engine, "fix_for", useless_fix)
     result = check_file("model.py", COMPAT_V1, {}, fix=True, unsafe=True)
     assert result.new_text == COMPAT_V1
     assert [(f.code, reason) for f, reason in result.fixes_withheld] == [
@@ -52,13 +52,13 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied(monkeypatch):
 
 
 def test_a_fix_that_breaks_the_syntax_is_not_applied(monkeypatch):
-    real_fix_for = checker.fix_for
+    real_fix_for = engine.fix_for
 
     def breaking_fix(analysis, finding):
         fix = real_fix_for(analysis, finding)
         return None if fix is None else Fix(fix.title, (Edit(Span(Pos(3, 0), Pos(3, 0)), "def (:\n"),), fix.applicability)
 
-    monkeypatch.setattr(checker, "fix_for", breaking_fix)
+    monkeypatch.setattr(engine, "fix_for", breaking_fix)
     result = check_file("model.py", COMPAT_V1, {}, fix=True, unsafe=True)
     assert result.new_text == COMPAT_V1
     assert result.fixes_withheld[0][1] == "the fixed code would not parse"

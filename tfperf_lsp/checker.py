@@ -5,13 +5,19 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from tfperf_lsp.config import settings_for
-from tfperf_lsp.engine import Analysis, analyze, fix_for
 from tfperf_lsp.files import FileProblem
 from tfperf_lsp.model import Finding, Fix
 from tfperf_lsp.rewrite.edits import OverlappingEdits, apply_edits, compatible_fixes
 from tfperf_lsp.rules import rule_by_code
+
+if TYPE_CHECKING:
+    from tfperf_lsp.engine import Analysis
+
+# engine (analyze, fix_for) is imported where a file is analysed: a warm `tfperf check` takes
+# every result from .tfperf_cache/ and only prints them.
 
 MAX_FIX_ROUNDS = 10
 
@@ -45,10 +51,16 @@ def detach(result: FileResult, fixes: bool) -> FileResult:
 def fix_of(result: FileResult, finding: Finding) -> Fix | None:
     if result.built_fixes is not None:
         return result.built_fixes.get(finding.id)
-    return fix_for(result.analysis, finding) if result.analysis is not None else None
+    if result.analysis is None:
+        return None
+    from tfperf_lsp.engine import fix_for
+
+    return fix_for(result.analysis, finding)
 
 
 def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = False, unsafe: bool = False, device: dict | None = None) -> FileResult:
+    from tfperf_lsp.engine import analyze
+
     if path and path.endswith(".ipynb"):
         from tfperf_lsp.notebook_check import check_notebook
 
@@ -74,6 +86,8 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
 
 
 def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
+    from tfperf_lsp.engine import analyze, fix_for
+
     """Apply fixes round by round until none remain. A fix is kept only if the re-analysis of the
     fixed text parses and no longer reports the finding it was for; otherwise it is withheld,
     with the reason, and the round is tried again without it."""

@@ -134,10 +134,10 @@ def _run_lsp(args) -> int:
 
 # ----------------------------------------------------------------------------- check
 def _check(args) -> int:
-    from tfperf_lsp.analysis.workspace import WorkspaceIndex
-    from tfperf_lsp.checker import check_file
     from tfperf_lsp.config import parse_device_flag
     from tfperf_lsp.parallel import check_all
+
+    # The analysis modules load only if a file is not in .tfperf_cache/ (a warm run needs none).
 
     options, error = _cli_options(args)
     if error:
@@ -153,7 +153,7 @@ def _check(args) -> int:
                   + " (after `exclude` and .gitignore: --no-respect-gitignore, --exclude change them)", file=sys.stderr)
             return 2
     roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in (["."] if stdin else args.paths)]
-    workspace = WorkspaceIndex(roots)
+    workspace = None
     # Only what the command line and the files say: no remembered probe, so that the same
     # input gives the same findings on any machine.
     try:
@@ -168,7 +168,7 @@ def _check(args) -> int:
     fix = args.fix or args.diff
     # Plain .py files (not stdin, not fixing) come from a process pool and .tfperf_cache/, in order.
     pooled = {} if stdin or fix else {
-        p: (t, r) for p, t, r in check_all([f for f in files if f.endswith((".py", ".pyi"))], options, roots,
+        p: (t, r) for p, t, r in check_all([f for f in files if f.endswith((".py", ".pyi", ".ipynb"))], options, roots,
                                            device=device, fixes=True, cache=not args.no_cache)}
     for path in files:
         text, result = pooled.get(path) or (sys.stdin.read() if stdin else read_source(path), None)
@@ -176,6 +176,10 @@ def _check(args) -> int:
             report.problems.append(text)
             continue
         if result is None:
+            from tfperf_lsp.analysis.workspace import WorkspaceIndex
+            from tfperf_lsp.checker import check_file
+
+            workspace = workspace or WorkspaceIndex(roots)
             result = check_file(None if path == "-" else path, text, options, workspace, fix=fix, unsafe=args.unsafe_fixes, device=device)
         if result.device_used:
             devices_used.add(result.device_used)

@@ -38,10 +38,10 @@ def check_all(files: list[str], options: dict, roots: list[str], fix: bool = Fal
 
     ``fixes``: build each finding's fix (JSON output shows them); LibCST is loaded only then.
     """
-    from tfperf_lsp.analysis.workspace import WorkspaceIndex
-    from tfperf_lsp.checker import check_file
-
     if fix:
+        from tfperf_lsp.analysis.workspace import WorkspaceIndex
+        from tfperf_lsp.checker import check_file
+
         index = WorkspaceIndex(roots)
         for path in files:
             text = read_source(path)
@@ -65,9 +65,11 @@ def check_all(files: list[str], options: dict, roots: list[str], fix: bool = Fal
     items = [(files[i], texts[i], options, device, fixes) for i in todo]
     if jobs > 1 and len(items) >= MIN_FILES_FOR_POOL:
         computed = _in_pool(items, roots, jobs)
-    else:
+    elif items:
         _init_worker(roots)
         computed = map(_check_one, items)
+    else:
+        computed = iter(())  # all from the cache: no analysis module is even imported
     for i, (result, consulted) in zip(todo, computed):
         results[i] = result
         if store is not None and result.problem is None:
@@ -119,6 +121,7 @@ class ResultCache:
         self.writable = True
         self._stamps: dict[str, str | None] = {}
         self._contexts: dict[tuple, str] = {}
+        self._settings_json: dict[str, str] = {}
 
     def key(self, path: str, text: str, options: dict, device: dict | None, fixes: bool) -> str:
         from tfperf_lsp.config import settings_for
@@ -131,7 +134,12 @@ class ResultCache:
         if common is None:
             common = self._contexts[memo] = json.dumps([_canonical(options), _canonical(device), fixes, _environment()],
                                                        sort_keys=True, default=str)
-        context = common + json.dumps(_canonical(settings), sort_keys=True, default=str)
+        # Most files share their settings: canonicalise each distinct one once (repr is a
+        # cheap in-process name for it; the key itself is made of the canonical form).
+        canonical = self._settings_json.get(repr(settings))
+        if canonical is None:
+            canonical = self._settings_json[repr(settings)] = json.dumps(_canonical(settings), sort_keys=True, default=str)
+        context = common + canonical
         digest = hashlib.sha256(f"{context}\n{path}\n".encode("utf-8", "surrogatepass"))
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
