@@ -6,10 +6,13 @@ on its own (its own ratio and 95% interval; nothing is "best of").
 
 The examples keep small inputs so that they run fast in the unit tests; the article's sizes are
 given to `tfperf bench` here with a declaration comment (`# tfperf: A=float32[...]`) added to a
-temporary copy of the example, the way a user declares inputs. The measured shapes are checked
-against the declared ones and any scaling is printed. When one call is too long for ten timed
-pairs to fit in tfperf's window (3x the budget), tfperf gives a single-shot time without an
-interval; for that case a reduced size, named in the table, is measured as well.
+temporary copy of the example, the way a user declares inputs. The benchmark runs through the
+same service and JSON as `tfperf bench --format json`, in-process, because the CLI has no flag
+for the worker's memory limit (benchmark.memoryLimitMB, 4096 MB by default), which seed 000 at
+the article's sizes exceeds. The measured shapes are checked against the declared ones and any
+scaling is printed. When one call is too long for ten timed pairs to fit in tfperf's window (3x
+the budget), tfperf gives a single-shot time without an interval; for that case (seed 000) a
+reduced size, named in the table, is measured as well.
 
 Usage: python benchmarks/reproduce_seeds.py [--budget SECONDS] [--only 000,001]
 """
