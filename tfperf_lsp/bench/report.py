@@ -22,7 +22,7 @@ def comparison_line(c: Comparison) -> str:
     if s is None:
         head = c.timing_verdict
     elif c.single_shot:
-        head = f"{s:.2f}x speedup (single shot, no interval: one call is longer than the budget)"
+        head = f"{s:.2f}x speedup (single shot, no interval: too slow for enough timed pairs in the budget)"
     elif lo is None or hi is None:
         head = f"{s:.2f}x speedup (too few pairs for an interval)"
     elif c.timing_verdict == "faster":

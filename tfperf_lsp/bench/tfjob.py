@@ -342,8 +342,8 @@ def _result(engine, checks, out_devices, place, warnings, env, started, job, gra
         warnings.append("outputs are on the CPU although the job ran on a GPU: "
                         "some ops fell back to the CPU (soft placement)")
     if single:
-        warnings.append("single shot: one call takes longer than the time budget, so there is "
-                        "no interval; raise the budget for a verdict")
+        warnings.append("single shot: the calls are too slow for the minimum number of timed pairs "
+                        "to fit in the time budget, so there is no interval; raise the budget for a verdict")
     uncounted = [v for v in variants if (v.graph_building_s or 0) > 0.001 and not v.traces_during_timing]
     if uncounted:  # graphs built by tf.functions the trace counter cannot reach (made per call)
         who = ", ".join(f"{v.name} {v.graph_building_s * 1e3:.0f} ms" for v in uncounted)
