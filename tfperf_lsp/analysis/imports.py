@@ -38,6 +38,9 @@ class ImportMap:
         self.bindings: dict[str, str] = {}
         self.import_nodes: dict[str, ast.stmt] = {}
         self.keras_sources: set[str] = set()  # "tensorflow.keras", "keras", "tf_keras", "tensorflow.python.keras"
+        # node -> qualname: every rule asks about the same calls (keyed by the node itself, which
+        # the dict keeps alive, so an id cannot be reused by a node made later)
+        self._qualnames: dict[ast.AST, str | None] = {}
         if import_nodes is None:
             import_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
         # Source order, so a later import of the same name wins, as at run time.
@@ -83,8 +86,12 @@ class ImportMap:
 
     def qualname(self, node: ast.AST) -> str | None:
         """Canonical qualified name of a Name/Attribute chain rooted in an import, else None."""
-        raw = self.raw_qualname(node)
-        return canonical(raw) if raw else None
+        try:
+            return self._qualnames[node]
+        except KeyError:
+            raw = self.raw_qualname(node)
+            result = self._qualnames[node] = canonical(raw) if raw else None
+            return result
 
     def alias_for(self, module: str) -> str | None:
         """The local name under which ``module`` is imported (``tf`` for tensorflow), if any."""
