@@ -26,7 +26,8 @@ class SourceText:
     def __init__(self, text: str, path: str | None = None):
         self.text = text
         self.path = path
-        self.lines = _NEWLINE.split(text)
+        # str.split is ~10x faster than the regex; the same lines where there is no \r
+        self.lines = text.split("\n") if "\r" not in text else _NEWLINE.split(text)
         self._line_starts: list[int] | None = None
 
     def line(self, index: int) -> str:

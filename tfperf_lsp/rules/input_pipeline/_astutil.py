@@ -3,12 +3,20 @@ what a def does with a dataset parameter, Keras inputs, integer constants."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
 
 KERAS_CONSUMERS = {"fit", "evaluate", "predict"}
+
+
+def option_set_false(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """Whether ``text`` turns a tf.data optimisation off (``pattern``: ``<option> = False``).
+    The words are looked for first: the regex alone stops at every word boundary of the file
+    (2 ms at 2k lines)."""
+    return any(word in text for word in words) and pattern.search(text) is not None
 # A def: a pipeline factory, a function that consumes a dataset.
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 

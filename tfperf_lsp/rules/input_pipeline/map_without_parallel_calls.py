@@ -16,10 +16,13 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, function_argument, function_label
+from tfperf_lsp.rules.input_pipeline._astutil import option_set_false
 from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, pipelines
 
 # Options that stop tf.data from parallelising stateless maps by itself.
 _AUTO_PARALLEL_OFF = re.compile(r"\b(map_parallelization|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
+_OPTION_WORDS = ("map_parallelization", "apply_default_optimizations", "autotune")
+
 CHEAP_COST = 1  # at most one op: the tensorpack maintainers saw no gain from parallelising these
 
 
@@ -112,7 +115,7 @@ class MapWithoutParallelCalls(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         model = pipelines(ctx)
-        auto_parallel_off = bool(_AUTO_PARALLEL_OFF.search(ctx.source.text))
+        auto_parallel_off = option_set_false(ctx.source.text, _AUTO_PARALLEL_OFF, _OPTION_WORDS)
         for step in model.maps():
             call = step.call
             if len(call.args) >= 2 or keyword(call, "num_parallel_calls") is not None:

@@ -10,6 +10,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.analysis.astutil import int_value
+from tfperf_lsp.rules.input_pipeline._astutil import option_set_false
 from tfperf_lsp.rules.input_pipeline._pipeline import (
     BATCHED_SOURCES,
     LIGHT_METHODS,
@@ -24,6 +25,8 @@ _HOW = {"for": "iterated", "fit": "fed to Keras", "iter": "iterated", "return": 
 
 # Options that stop tf.data from appending a prefetch by itself.
 _AUTO_PREFETCH_OFF = re.compile(r"\b(inject_prefetch|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
+_OPTION_WORDS = ("inject_prefetch", "apply_default_optimizations", "autotune")
+
 
 
 class NoPrefetch(Rule):
@@ -101,7 +104,7 @@ class NoPrefetch(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        if not _AUTO_PREFETCH_OFF.search(ctx.source.text):
+        if not option_set_false(ctx.source.text, _AUTO_PREFETCH_OFF, _OPTION_WORDS):
             return  # tf.data (2.12+) injects the prefetch itself
         model = pipelines(ctx)
         reported: set[Step] = set()
