@@ -4,13 +4,16 @@ import textwrap
 from tfperf_lsp.analysis.workspace import WorkspaceIndex
 from tfperf_lsp.engine import analyze
 
+# Defined inside an ``if``: which definition a caller gets is jedi's to decide (a def at the
+# top level of one file is resolved without it: test_workspace_resolution.py).
 STEPS = textwrap.dedent(
     """\
     import tensorflow as tf
 
-    @tf.function
-    def train_step(x, step):
-        return x * tf.cast(step, tf.float32)
+    if tf.__version__:
+        @tf.function
+        def train_step(x, step):
+            return x * tf.cast(step, tf.float32)
     """
 )
 CODE = "import tensorflow as tf\nfrom steps import train_step\nfrom time import time\nfor i in range(3):\n    train_step(tf.ones([2]), i)\n    time()\n"
