@@ -50,6 +50,13 @@ class Settings:
     warmup_cap_s: float = 2.0
 
 
+# On a CPU, 0.1 s of warm-up per variant gives the same estimates as 0.2 s (benchmarks/
+# bench_warmup.py, 8 alternated fresh-process runs each of three real jobs: medians within
+# 0.976-1.020x, under the 3% verdict threshold; 0.05 s biased eager-vs-graph by up to 6.7%) and
+# answers 0.3-0.45 s sooner. GPUs keep 0.2 s: not measured there.
+CPU_WARMUP_MIN_S = 0.1
+
+
 class UserCodeError(Exception):
     """The user's code raised; carries which variant and in which phase."""
 

@@ -221,6 +221,8 @@ def _run(tf, job, place, progress, warnings, env, started) -> Result:
     runners.append(measure.Runner(CONTROL, ns[RUN_FUNCTION], trace_counter(ns, ns[RUN_FUNCTION])))
     s = measure.Settings(budget_s=job.budget_s, min_sample_s=job.min_sample_s,
                          max_pairs=job.max_pairs, seed=job.seed)
+    if not place.gpu:
+        s.warmup_min_s = measure.CPU_WARMUP_MIN_S
     engine = measure.Engine(runners, s, _hooks(tf, place, progress), control=True)
     # A stateful method (train_step) changes the model on every call: its two first calls differ
     # by design, so each variant's first call (same seed, same state) is what is compared.
