@@ -11,8 +11,6 @@ import shutil
 import time
 from pathlib import Path
 
-from tfperf_lsp.files import write_json_atomically
-
 FORMAT = 1
 
 
@@ -78,5 +76,7 @@ class ObservationStore:
         return count
 
     def _write(self, key: str, data: dict) -> None:
+        from tfperf_lsp.files import write_json_atomically  # imported here: files brings the settings schema
+
         self.root.mkdir(parents=True, exist_ok=True)
         write_json_atomically(self.root / f"{key}.json", data)
