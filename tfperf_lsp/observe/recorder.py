@@ -650,7 +650,13 @@ def _step_wrapper(recorder: Recorder, model, function, attribute: str):
                 return False
             inner = getattr(one_step, "__wrapped__", one_step)
             if hasattr(inner, "get_concrete_function"):
+                before = recorder.trace_total
                 inner.get_concrete_function(iterator.element_spec)
+                key = getattr(getattr(inner, "python_function", None), "_tfperf_key", None)
+                if key is not None and recorder.trace_total != before:
+                    # A trace outside a call: read TensorFlow's counter now, since this Function
+                    # may be gone (a new one per fit) before a call or the snapshot reads it.
+                    recorder._read_counter(key, inner)
             state["split"] = one_step
         except Exception as exc:  # noqa: BLE001 - Keras internals moved: step times only
             recorder.notes.append(f"input waits inside Keras {attribute} not measured: {type(exc).__name__}: {exc}")
