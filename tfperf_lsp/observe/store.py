@@ -76,7 +76,8 @@ class ObservationStore:
         return count
 
     def _write(self, key: str, data: dict) -> None:
-        from tfperf_lsp.files import write_json_atomically  # imported here: files brings the settings schema
+        # Imported here: `files` brings the settings schema, which `tfperf observe` needs only now.
+        from tfperf_lsp.files import write_json_atomically
 
         self.root.mkdir(parents=True, exist_ok=True)
         write_json_atomically(self.root / f"{key}.json", data)
