@@ -102,7 +102,13 @@ def _run_script(path: str) -> None:
     """Run a script as ``python script.py`` does: its code in a module that is ``__main__`` (and
     stays so). Not runpy.run_path: a program importing TensorFlow measured 0.1-0.2 s more CPU
     time run through it than exec'd in a module as here (TensorFlow 2.21, Python 3.11; the same
-    Python calls were profiled in both)."""
+    Python calls were profiled in both). A directory or zip file with a ``__main__.py`` still goes
+    through runpy, as Python itself runs it."""
+    from pkgutil import get_importer
+
+    if get_importer(path) is not None:
+        runpy.run_path(path, run_name="__main__")
+        return
     with io.open_code(path) as f:
         source = f.read()
     code = compile(source, path, "exec", dont_inherit=True)
