@@ -106,7 +106,7 @@ def test_store_is_keyed_by_content(tmp_path):
 
 def test_command_must_be_python():
     assert observe_argv(["python3", "train.py", "--epochs", "1"], ObserveOptions(max_seconds=5, max_steps=3)) == [
-        "python3", "-m", "tfperf_lsp.observe.bootstrap", "--max-seconds", "5", "--max-steps", "3", "--",
+        "python3", "-c", "import sys; from tfperf_lsp.observe.bootstrap import main; sys.exit(main())", "--max-seconds", "5", "--max-steps", "3", "--",
         "train.py", "--epochs", "1"]
     with pytest.raises(CommandError, match="pytest --tfperf-observe"):
         observe_argv(["pytest", "tests"], ObserveOptions())

@@ -4,15 +4,39 @@ Server side (never imports TensorFlow): `WorkerPool` runs `Job`s in worker proce
 `Result`s; `ResultCache` keeps them across restarts; `report` turns them into text. The worker
 (`python -m tfperf_lsp.bench.worker`) is the only process that imports TensorFlow.
 Protocol and shapes: docs/contract.md section 2 and tfperf_lsp/bench/README.md.
+
+The names below are imported when first used (PEP 562): `tfperf observe` needs only
+`bench.procs`, and importing the pool (asyncio) and the cache with it cost every observed run.
 """
-from .cache import ResultCache, default_cache_dir
-from .pool import WorkerInfo, WorkerPool, WorkerStartError, probe_device, probe_worker
-from .protocol import (Comparison, Device, ErrorInfo, Job, JobError, ProtocolError, Result,
-                       Variant, VariantStats)
-from .report import hover_lines, summarize
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "ResultCache": "cache", "default_cache_dir": "cache",
+    "WorkerInfo": "pool", "WorkerPool": "pool", "WorkerStartError": "pool", "probe_device": "pool",
+    "probe_worker": "pool",
+    "Comparison": "protocol", "Device": "protocol", "ErrorInfo": "protocol", "Job": "protocol",
+    "JobError": "protocol", "ProtocolError": "protocol", "Result": "protocol", "Variant": "protocol",
+    "VariantStats": "protocol",
+    "hover_lines": "report", "summarize": "report",
+}
 
 __all__ = [
     "Comparison", "Device", "ErrorInfo", "Job", "JobError", "ProtocolError", "Result",
     "ResultCache", "Variant", "VariantStats", "WorkerInfo", "WorkerPool", "WorkerStartError",
     "default_cache_dir", "hover_lines", "probe_device", "probe_worker", "summarize",
 ]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_EXPORTS})

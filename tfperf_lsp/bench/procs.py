@@ -21,10 +21,14 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from . import protocol, ship
-from .protocol import Frame, Job
+from . import ship
+
+if TYPE_CHECKING:
+    from .protocol import Frame, Job
+# protocol (dataclasses, the message shapes) is imported where a message is built: `tfperf
+# observe` runs its program through WorkerProcess and never speaks the protocol.
 
 WORKER_MODULE = "tfperf_lsp.bench.worker"
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -198,8 +202,10 @@ class WorkerProcess:
 
     # ---- writing ----------------------------------------------------------------------------
     def send(self, msg: dict) -> bool:
+        from .protocol import dumps
+
         try:
-            self.proc.stdin.write((protocol.dumps(msg) + "\n").encode("utf-8"))
+            self.proc.stdin.write((dumps(msg) + "\n").encode("utf-8"))
             self.proc.stdin.flush()
             return True
         except (OSError, ValueError):  # it died; the reader reports EOF
@@ -358,6 +364,8 @@ _FAULT_FRAME = re.compile(r'File "<tfperf:(prelude|variant:(.*))>", line (\d+) i
 
 def native_frames(stderr: str, job: Job) -> list[Frame]:
     """The user's frames in a faulthandler dump (segfault, abort), innermost last."""
+    from .protocol import Frame
+
     sources = {v.name: v.source for v in job.variants}
     frames = []
     for m in _FAULT_FRAME.finditer(stderr):

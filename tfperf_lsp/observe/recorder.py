@@ -43,6 +43,7 @@ class Recorder:
         self.calls: dict[tuple, dict] = {}     # (key, site) -> call timing
         self.site_cache: dict[tuple, tuple] = {}  # (code, line) of a user caller -> (site,)
         self.syncs: dict[tuple, int] = {}      # (site, method) -> count
+        self.sync_site_cache: dict[tuple, tuple] = {}  # (code, line) of a user caller of .numpy()... -> (site,)
         self.shape_branches: dict[tuple, dict] = {}  # (key, site) -> Python branch on a static shape while tracing
         self.ag_lines: dict[str, dict[int, tuple[str, int]]] = {}  # autograph file -> its line -> source line
         self.loops: dict[int, dict] = {}       # id(iterator) -> stall record
@@ -205,7 +206,14 @@ class Recorder:
 
     # ---- host syncs -----------------------------------------------------------------------
     def count_sync(self, method: str, frame) -> None:
-        site = sites.direct_user_site(frame)
+        code, line = frame.f_code, frame.f_lineno
+        cached = self.sync_site_cache.get((code, line))  # the user's own line called: no stack walk
+        if cached is not None:
+            site = cached[0]
+        else:
+            site = sites.direct_user_site(frame)
+            if sites.classify(code.co_filename) == sites.USER:
+                self.sync_site_cache[(code, line)] = (site,)
         if site is not None:
             if method == "__bool__" and sites.branch_kind(site):
                 method = "branch"  # if/while/assert on a tensor's value
@@ -447,13 +455,28 @@ def _patch_dataset(tf, recorder: Recorder) -> None:
         return iterator
 
     dataset_cls.__iter__ = __iter__
-    iterator_cls = type(iter(tf.data.Dataset.range(1)))
+    iterator_cls = _iterator_class(tf)
     original_next = iterator_cls.__next__
 
     def __next__(self):
         return recorder.loop_next(self, original_next)
 
     iterator_cls.__next__ = __next__
+
+
+def _iterator_class(tf):
+    """The class of ``iter(dataset)``: named by its module when it is the expected subclass of
+    tf.data.Iterator (no dataset and iterator built at every start), else reached through a
+    public object."""
+    try:
+        from tensorflow.python.data.ops import iterator_ops
+
+        cls = iterator_ops.OwnedIterator
+    except Exception:  # noqa: BLE001 - moved: the public way below
+        cls = None
+    if isinstance(cls, type) and issubclass(cls, tf.data.Iterator):
+        return cls
+    return type(iter(tf.data.Dataset.range(1)))
 
 
 def _patch_syncs(tf, recorder: Recorder) -> None:
@@ -627,7 +650,13 @@ def _step_wrapper(recorder: Recorder, model, function, attribute: str):
                 return False
             inner = getattr(one_step, "__wrapped__", one_step)
             if hasattr(inner, "get_concrete_function"):
+                before = recorder.trace_total
                 inner.get_concrete_function(iterator.element_spec)
+                key = getattr(getattr(inner, "python_function", None), "_tfperf_key", None)
+                if key is not None and recorder.trace_total != before:
+                    # A trace outside a call: read TensorFlow's counter now, since this Function
+                    # may be gone (a new one per fit) before a call or the snapshot reads it.
+                    recorder._read_counter(key, inner)
             state["split"] = one_step
         except Exception as exc:  # noqa: BLE001 - Keras internals moved: step times only
             recorder.notes.append(f"input waits inside Keras {attribute} not measured: {type(exc).__name__}: {exc}")

@@ -18,6 +18,10 @@ from typing import Callable
 from tfperf_lsp.bench.procs import WorkerProcess, worker_env
 
 BOOTSTRAP = "tfperf_lsp.observe.bootstrap"
+# `python -c` rather than `python -m BOOTSTRAP`: the same program measured about 0.1 s more CPU
+# time with the bootstrap run by runpy as `-m` (TensorFlow 2.21, Python 3.11; the `import` row of
+# benchmarks/bench_observe_overhead.py).
+BOOTSTRAP_CODE = f"import sys; from {BOOTSTRAP} import main; sys.exit(main())"
 OUT_ENV = "TFPERF_OBSERVE_OUT"
 GRACE_S = 30.0              # after --max-seconds, for the report to be written
 DEFAULT_MAX_OUTPUT = 1 << 20
@@ -48,14 +52,14 @@ class CommandError(ValueError):
 
 
 def observe_argv(command: list[str], options: ObserveOptions) -> list[str]:
-    """``python script.py args`` -> ``python -m <bootstrap> [limits] -- script.py args``."""
+    """``python script.py args`` -> ``python -c <run the bootstrap> [limits] -- script.py args``."""
     if not command:
         raise CommandError("give the program to observe after --, e.g. tfperf observe -- python train.py")
     if not _PYTHON.match(os.path.basename(command[0])):
         raise CommandError(f"the command must start with a Python interpreter (python train.py ...), not {command[0]!r}; "
                            "for tests use: pytest --tfperf-observe")
     python = options.python or [command[0]]
-    argv = [*python, "-m", BOOTSTRAP]
+    argv = [*python, "-c", BOOTSTRAP_CODE]
     if options.max_seconds:
         argv += ["--max-seconds", str(options.max_seconds)]
     if options.max_steps:

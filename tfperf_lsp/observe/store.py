@@ -11,8 +11,6 @@ import shutil
 import time
 from pathlib import Path
 
-from tfperf_lsp.files import write_json_atomically
-
 FORMAT = 1
 
 
@@ -78,5 +76,8 @@ class ObservationStore:
         return count
 
     def _write(self, key: str, data: dict) -> None:
+        # Imported here: `files` brings the settings schema, which `tfperf observe` needs only now.
+        from tfperf_lsp.files import write_json_atomically
+
         self.root.mkdir(parents=True, exist_ok=True)
         write_json_atomically(self.root / f"{key}.json", data)
