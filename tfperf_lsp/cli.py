@@ -163,8 +163,6 @@ def _check(args) -> int:
     from tfperf_lsp.output import Report
     from tfperf_lsp.parallel import check_all
 
-    # The analysis modules load only if a file is not in .tfperf_cache/ (a warm run needs none).
-
     options, error = _cli_options(args)
     if error:
         print(f"tfperf: {error}", file=sys.stderr)
@@ -179,7 +177,7 @@ def _check(args) -> int:
                   + " (after `exclude` and .gitignore: --no-respect-gitignore, --exclude change them)", file=sys.stderr)
             return 2
     roots = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in (["."] if stdin else args.paths)]
-    workspace = None
+    workspace = None  # built, with the analysis modules, only for a file not in .tfperf_cache/
     # Only what the command line and the files say: no remembered probe, so that the same
     # input gives the same findings on any machine.
     try:
