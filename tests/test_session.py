@@ -155,3 +155,19 @@ def test_the_server_keeps_trees_of_the_last_documents_only(tmp_path):
     kept = [uri for uri in uris if state.results[uri].analysis.has_trees]
     assert kept == uris[-KEEP_TREES:]
     assert all(state.results[uri].analysis.findings for uri in uris)
+
+
+def test_findings_carried_over_a_syntax_error_hold_no_tree():
+    """Carried findings have no fix (their text changed), so nothing of the old tree stays."""
+    import gc
+    import weakref
+
+    session = DocumentSession("model.py")
+    good = session.update(GOOD)
+    tree = weakref.ref(good.ctx.facts.tree)
+    broken = session.update(GOOD + "\ndef broken(:\n")
+    assert broken.stale and broken.findings and all(f.build_fix is None for f in broken.findings)
+    session.drop_trees()
+    del good
+    gc.collect()
+    assert tree() is None

@@ -103,7 +103,7 @@ def carry_over(old: Analysis, new_lines: list[str]) -> list[Finding]:
             continue
         delta = line_map[start] - start
         if all(line_map.get(line) == line + delta for line in range(start, end + 1)):
-            carried.append(replace(finding, span=finding.span.shifted(delta), fix_title=None))
+            carried.append(replace(finding, span=finding.span.shifted(delta), fix_title=None, build_fix=None))
     return carried
 
 
