@@ -86,11 +86,11 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
 
 
 def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
-    from tfperf_lsp.engine import analyze, fix_for
-
     """Apply fixes round by round until none remain. A fix is kept only if the re-analysis of the
     fixed text parses and no longer reports the finding it was for; otherwise it is withheld,
     with the reason, and the round is tried again without it."""
+    from tfperf_lsp.engine import analyze, fix_for
+
     current = text
     withheld: dict[tuple, str] = {}
     # Only the findings the user was shown are fixed: a finding that a fix brings about (TFP501's
