@@ -199,8 +199,9 @@ class WorkspaceIndex:
         two search folders), and it binds ``f`` once, at its top level, with a def or a plain
         assignment, and imports no ``f`` and no ``*``; or it re-exports ``f`` with one top-level
         ``from ... import f`` that leads, the same way, to such a file (a package's
-        ``__init__``). (file, line) of the binding; _UNKNOWN otherwise (jedi decides). Every path looked at is recorded in ``consulted``, existing or
-        not: creating one of them changes the answer."""
+        ``__init__``). (file, line) of the binding; _UNKNOWN otherwise (jedi decides). Every path
+        looked at is recorded in ``consulted``, existing or not: creating one of them changes the
+        answer."""
         dots = len(qualname) - len(qualname.lstrip("."))
         parts = [p for p in qualname[dots:].split(".") if p]
         if not parts:
@@ -375,9 +376,8 @@ def _binds(stmt: ast.stmt, name: str) -> bool:
             if node.name == name:
                 return True
             continue  # their bodies bind their own names
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name == name:
-            return True
-        elif isinstance(node, ast.alias) and (node.name == "*" or (node.asname or node.name.split(".")[0]) == name):
+        elif (isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name == name) or (
+                isinstance(node, ast.alias) and (node.name == "*" or (node.asname or node.name.split(".")[0]) == name)):
             return True
         stack.extend(ast.iter_child_nodes(node))
     return False
