@@ -24,37 +24,16 @@ import tempfile
 import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_worker_latency import REWRITE, THREE  # the same jobs as the latency rows
 
 with open(os.path.join(ROOT, "examples", "seed001_tf_function_decorator.py"), encoding="utf-8") as _seed:
     SEED001 = _seed.read()
 
 JOBS = {
-    "TFP401 loop of matmuls -> einsum": ("TFP401", textwrap.dedent("""\
-        import tensorflow as tf
-
-        A = tf.random.uniform([100, 10, 20])
-        B = tf.random.uniform([20, 20])
-        out = []
-        for i in range(100):
-            out.append(tf.matmul(A[i], B))
-        C = tf.stack(out)
-        """)),
+    "TFP401 loop of matmuls -> einsum": ("TFP401", REWRITE),
     "TFP402 per-row reduce_mean -> one reduction": ("TFP402", SEED001),
-    "TFP303 eager -> tf.function -> XLA": ("TFP303", textwrap.dedent("""\
-        import tensorflow as tf
-
-        def costly(x):
-            aux = tf.eye(32)
-            result = tf.zeros([32, 32])
-            for i in range(1, 30):
-                aux = tf.matmul(x, aux) / i
-                result = result + aux
-            return result
-
-        x = tf.random.uniform([32, 32], minval=-1, maxval=1)
-        for _ in range(100):
-            y = costly(x)
-        """)),
+    "TFP303 eager -> tf.function -> XLA": ("TFP303", THREE),  # its first finding, costly()
 }
 
 # One run in a fresh process: plan the finding, run the job with the given warm-up, print JSON.

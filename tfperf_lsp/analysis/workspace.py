@@ -202,18 +202,10 @@ class WorkspaceIndex:
         ``__init__``). (file, line) of the binding; _UNKNOWN otherwise (jedi decides). Every path
         looked at is recorded in ``consulted``, existing or not: creating one of them changes the
         answer."""
-        dots = len(qualname) - len(qualname.lstrip("."))
-        parts = [p for p in qualname[dots:].split(".") if p]
+        parts, bases = self._import_bases(qualname, path)
         if not parts:
             return _UNKNOWN
         module, name = parts[:-1], parts[-1]
-        if dots:
-            base = os.path.dirname(os.path.abspath(path))
-            for _ in range(dots - 1):
-                base = os.path.dirname(base)
-            bases = [base]
-        else:
-            bases = self._search_dirs(path)
         found = []
         for base in bases:
             if not module:
@@ -252,15 +244,8 @@ class WorkspaceIndex:
     def module_files(self, qualname: str, path: str) -> list[str]:
         """Workspace files (and folders) an import of ``qualname`` from ``path`` may go through;
         empty when the import cannot resolve into the workspace."""
-        dots = len(qualname) - len(qualname.lstrip("."))
-        parts = [p for p in qualname[dots:].split(".") if p]
-        if dots:
-            base = os.path.dirname(os.path.abspath(path))
-            for _ in range(dots - 1):
-                base = os.path.dirname(base)
-            bases = [base]
-        else:
-            bases = self._search_dirs(path)
+        parts, bases = self._import_bases(qualname, path)
+        dots = qualname.startswith(".")
         found = []
         for base in bases:
             directory = base
@@ -279,6 +264,18 @@ class WorkspaceIndex:
             if dots and not parts:  # ``from . import x``: the package itself
                 found.append(os.path.join(base, "__init__.py"))
         return found
+
+    def _import_bases(self, qualname: str, path: str) -> tuple[list[str], list[str]]:
+        """(the dotted parts of ``qualname``, the folders they are looked up from): the
+        importing file's package for a relative import, else the search folders."""
+        dots = len(qualname) - len(qualname.lstrip("."))
+        parts = [p for p in qualname[dots:].split(".") if p]
+        if not dots:
+            return parts, self._search_dirs(path)
+        base = os.path.dirname(os.path.abspath(path))
+        for _ in range(dots - 1):
+            base = os.path.dirname(base)
+        return parts, [base]
 
     def _search_dirs(self, path: str) -> list[str]:
         """Where jedi looks for a workspace module: the roots, the file's folder and the folders
