@@ -216,3 +216,30 @@ def test_calls_for_uses_one_two_five_steps():
     assert measure._calls_for(0.1, 0.05) == 1
     assert measure._calls_for(0.0004, 0.05) == 200
     assert measure._calls_for(0.02, 0.05, above=5) == 10
+
+
+def test_a_small_budget_calibrates_the_samples_it_will_time_not_longer_ones():
+    """With the editor's 0.2 s budget, 10 pairs of 2 variants afford 10 ms samples: calibrating
+    50 ms samples first (then cutting them) spent 0.1 s more for the same calls per sample."""
+    clock = Clock()
+    a, b = Fake(clock, "a", 0.001), Fake(clock, "b", 0.001)
+    e = engine([a, b], clock, budget_s=0.2, min_sample_s=0.05)
+    e.first_calls()
+    e.warmup()
+    started = clock.t
+    n0 = e.calibrate()
+    spent = clock.t - started
+    assert [r.calls_per_sample for r in e.runs] == [10, 10]  # 10 ms samples: 10 pairs fill 0.2 s
+    assert n0 == 10 and spent < 0.05  # two 10 ms calibration samples, not two of 50 ms
+    e.run_pairs(n0)
+    assert all(t >= 0.01 * (1 - 1e-9) for r in e.runs for t in r.sample_totals)
+
+
+def test_a_large_budget_still_calibrates_min_sample_s():
+    clock = Clock()
+    a, b = Fake(clock, "a", 0.001), Fake(clock, "b", 0.001)
+    e = engine([a, b], clock, budget_s=3.0, min_sample_s=0.05)
+    e.first_calls()
+    e.warmup()
+    e.calibrate()
+    assert [r.calls_per_sample for r in e.runs] == [50, 50]

@@ -177,23 +177,27 @@ class Engine:
         if self.single_shot:
             return None
         self._report(0.3, "calibrating")
+        first = stats.pair_stages(self.s.max_pairs)[0]
+        # Samples as long as the first stage of pairs can afford: with a small budget (the
+        # editor's quick 0.2 s) they are cut to fit it below anyway, so calibrating the longer
+        # min_sample_s first would only cost time (0.1-0.15 s of a 1 s answer).
+        target = min(self.s.min_sample_s, self.s.budget_s / (first * len(self.runs)))
         per_call = []
         for i, run in enumerate(self.runs):
             est = max(stats.median(run.warmup_times), 1e-9)
-            k = _calls_for(est, self.s.min_sample_s)
+            k = _calls_for(est, target)
             for _ in range(3):  # verify: warm-up calls include one sync each, so est is high
                 t, _, _ = self._timed(i, k, "calibrate")
                 est = max(t / k, 1e-9)
-                if t >= 0.5 * self.s.min_sample_s:
+                if t >= 0.5 * target:
                     break
-                k = _calls_for(est, self.s.min_sample_s, above=k)
+                k = _calls_for(est, target, above=k)
             # the 1-2-5 steps found the scale; the exact k wastes no budget (up to 2.5x otherwise)
-            k = min(10 ** 7, max(1, math.ceil(self.s.min_sample_s / est - 1e-9)))
+            k = min(10 ** 7, max(1, math.ceil(target / est - 1e-9)))
             run.calls_per_sample = k
             per_call.append(est)
-        first = stats.pair_stages(self.s.max_pairs)[0]
         pair_time = sum(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
-        if first * pair_time > self.s.budget_s:
+        if first * pair_time > self.s.budget_s * (1 + 1e-9):  # (not for a rounding error)
             scale = self.s.budget_s / (first * pair_time)
             for run in self.runs:
                 run.calls_per_sample = max(1, int(run.calls_per_sample * scale))
