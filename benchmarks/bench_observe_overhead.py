@@ -34,7 +34,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-LOOP_PROGRAM = """
+# The data and model both training programs share.
+SETUP = """
 import sys
 import numpy as np
 import tensorflow as tf
@@ -45,7 +46,9 @@ y = np.random.rand(steps * 32, 1).astype("float32")
 dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(2)
 model = tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(128, activation="relu"),
                              tf.keras.layers.Dense(1)])
-optimizer = tf.keras.optimizers.SGD(0.01)
+"""
+
+LOOP_PROGRAM = SETUP + """optimizer = tf.keras.optimizers.SGD(0.01)
 
 
 @tf.function
@@ -71,18 +74,7 @@ print(len(losses), float(np.mean(losses)))
 
 # Keras fit over a tf.data pipeline with small steps: the step wrapper and its eager next() per
 # step are on the hot path.
-FIT_PROGRAM = """
-import sys
-import numpy as np
-import tensorflow as tf
-
-steps = int(sys.argv[1])
-x = np.random.rand(steps * 32, 64).astype("float32")
-y = np.random.rand(steps * 32, 1).astype("float32")
-dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(2)
-model = tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(128, activation="relu"),
-                             tf.keras.layers.Dense(1)])
-model.compile(optimizer="sgd", loss="mse")
+FIT_PROGRAM = SETUP + """model.compile(optimizer="sgd", loss="mse")
 history = model.fit(dataset, epochs=2, verbose=0)
 print(history.history["loss"][-1])
 """

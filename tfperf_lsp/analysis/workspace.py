@@ -245,7 +245,7 @@ class WorkspaceIndex:
         """Workspace files (and folders) an import of ``qualname`` from ``path`` may go through;
         empty when the import cannot resolve into the workspace."""
         parts, bases = self._import_bases(qualname, path)
-        dots = qualname.startswith(".")
+        relative = qualname.startswith(".")
         found = []
         for base in bases:
             directory = base
@@ -261,7 +261,7 @@ class WorkspaceIndex:
                 if os.path.isfile(init):
                     found.append(init)
                 directory = package
-            if dots and not parts:  # ``from . import x``: the package itself
+            if relative and not parts:  # ``from . import x``: the package itself
                 found.append(os.path.join(base, "__init__.py"))
         return found
 
