@@ -119,7 +119,13 @@ async def test_first_diagnostics_do_not_wait_for_jedi_then_the_cross_file_findin
         (client.root / "release-jedi").write_text("")
         await eventually(client, uri, 1, [LOCAL, REMOTE])
         if supports_pull(client):
-            assert client.diagnostic_refreshes >= 1  # the server asked the client to pull again
+            # The server asked the client to pull again. A pull made while the refined analysis
+            # ran already got its findings: the refresh request may still be on its way.
+            for _ in range(100):
+                if client.diagnostic_refreshes:
+                    break
+                await asyncio.sleep(0.05)
+            assert client.diagnostic_refreshes >= 1
     else:
         # A pull client that cannot be asked to pull again gets its answer when jedi is done.
         asyncio.get_running_loop().call_later(0.5, (client.root / "release-jedi").write_text, "")

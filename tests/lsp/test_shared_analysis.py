@@ -55,3 +55,33 @@ async def test_an_unopened_document_is_refused_not_read_from_disk():
     server = server_with()
     with pytest.raises(Refusal, match="not open"):
         await current_result(server, "file:///fifo.py")
+
+
+async def test_a_result_taken_from_the_cache_before_its_analysis_resumed_still_gets_its_lookups_run():
+    """The analysis thread stores its result before the coroutine that awaits it resumes (and
+    starts the cross-file lookups it skipped). A request in that window takes the result from the
+    cache: the lookups must be under way for it too, or a pull client that cannot be asked to pull
+    again never sees the cross-file findings (seen in CI, Neovim 0.10)."""
+    from tfperf_lsp.lsp.state import DocumentResult
+
+    ran = threading.Event()
+    stored = DocumentResult(3, analysis=SimpleNamespace(findings=[]), dependencies=frozenset())
+    stored.pending = ("a lookup",)
+
+    class CachingState(State):
+        refine_rounds = {}
+        index = SimpleNamespace(run_lookups=lambda lookups: ran.set() or len(lookups))
+        results = {"file:///a.py": stored}
+
+        def cached(self, uri, version):
+            return self.results.get(uri)
+
+        def analyze(self, uri, version, text):  # the analysis again, once the lookups are answered
+            return DocumentResult(version, analysis=SimpleNamespace(findings=[]), dependencies=frozenset())
+
+    server = server_with()
+    server.state = CachingState()
+    assert await current_result(server, "file:///a.py") is stored
+    assert stored.refining is not None
+    await stored.refining
+    assert ran.is_set()

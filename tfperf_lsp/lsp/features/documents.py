@@ -43,6 +43,9 @@ async def current_result(server, uri: str) -> DocumentResult | None:
     state = server.state
     cached = state.cached(uri, version)
     if cached is not None:
+        # The analysis thread stores its result before the request that started it resumes: a
+        # request in between gets it from the cache, and must see its lookups under way too.
+        refine_later(server, uri, cached)
         return cached
     key = (uri, version)
     running = state.inflight.get(key)
