@@ -95,6 +95,22 @@ def test_invalid_notebook_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys
     assert "Found 0" in err[-1] and len(err) == 2
 
 
+def test_a_schema_error_outside_the_code_is_read_as_jupyter_reads_it(tmp_path, monkeypatch, capsys):
+    """A markdown cell with outputs breaks the schema (nbformat.validate raises) but Jupyter
+    opens the notebook: its code cells are checked, and a fix touches only their sources."""
+    monkeypatch.chdir(tmp_path)
+    node = json.loads(notebook_json(("markdown", "# Training"), ("code", DEFINE), ("code", LOOP)))
+    node["cells"][0].update(execution_count=None, outputs=[])
+    text = json.dumps(node, indent=1) + "\n"
+    with pytest.raises(nbformat.ValidationError):
+        nbformat.validate(nbformat.reads(text, as_version=4))
+    (tmp_path / "nb.ipynb").write_text(text)
+    assert main(["check", "nb.ipynb"]) == 1
+    assert "nb.ipynb:cell 2:2:21: TFP101" in capsys.readouterr().out
+    main(["check", "nb.ipynb", "--fix"])
+    assert (tmp_path / "nb.ipynb").read_text() == text.replace("experimental_relax_shapes=True", "reduce_retracing=True")
+
+
 @pytest.mark.parametrize("indent, trailing, ensure_ascii", [(1, True, False), (2, False, True), (4, True, True)])
 def test_fix_changes_only_the_cell_source_byte_for_byte(tmp_path, monkeypatch, indent, trailing, ensure_ascii):
     monkeypatch.chdir(tmp_path)

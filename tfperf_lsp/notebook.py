@@ -92,7 +92,10 @@ def read_notebook(text: str) -> tuple[dict, list[tuple[int, str]]]:
     try:
         nbformat.validate(node)
     except Exception as exc:  # noqa: BLE001 - schema violations
-        raise NotebookError(f"invalid notebook: {_one_line(exc)}") from None
+        # Jupyter opens a notebook whose schema errors leave its code readable (a markdown cell
+        # with outputs, as some tools write): so do we. Fixes rewrite only code-cell sources.
+        if not _code_readable(node):
+            raise NotebookError(f"invalid notebook: {_one_line(exc)}") from None
     cells = [(i, _joined(c.get("source", ""))) for i, c in enumerate(node.cells) if c.get("cell_type") == "code"]
     return node, cells
 
@@ -183,6 +186,15 @@ def _syntax_error(text: str) -> tuple[int, int, str] | None:
     except ValueError as exc:  # null bytes
         return 0, 0, str(exc)
     return None
+
+
+def _code_readable(node: dict) -> bool:
+    """Every cell says what it is, and every code cell has a source (text or list of text)."""
+    cells = node.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and isinstance(c.get("cell_type"), str) for c in cells):
+        return False
+    sources = [c.get("source") for c in cells if c["cell_type"] == "code"]
+    return all(isinstance(s, str) or (isinstance(s, list) and all(isinstance(x, str) for x in s)) for s in sources)
 
 
 def _joined(source) -> str:
