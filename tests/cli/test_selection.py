@@ -14,7 +14,7 @@ CODE = textwrap.dedent(
 
     @tf.function(experimental_relax_shapes=True)
     def f(x, step):
-        print("tracing")
+        print("running")
         return x * tf.cast(step, tf.float32)
 
     for i in range(3):

@@ -19,7 +19,7 @@ CODE = textwrap.dedent(
 
     @tf.function
     def f(x):
-        print("tracing")
+        print("running")
         return x
 
     @tf.function

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import partial
 from typing import Iterator
 
@@ -38,6 +39,9 @@ class PythonSideEffect(Rule):
     ## When it stays silent
     In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
     to a list created inside the function (a common way to collect tensors before `tf.stack`).
+    A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
+    way to see when a function retraces) and a global that counts traces (`num_traces += 1`)
+    are meant to run once per trace: silent.
     `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
     a generator): on a `tf.data` or distributed iterator, passed in or captured, it is the
     TensorFlow guide's own correct pattern (each call runs IteratorGetNext).
@@ -54,7 +58,7 @@ class PythonSideEffect(Rule):
 
             @tf.function
             def double(x):
-                print("tracing double")
+                print("doubling", x)
                 return x * 2
 
             double(tf.constant(1))
@@ -64,6 +68,20 @@ class PythonSideEffect(Rule):
         ),
     )
     valid = (
+        Example(
+            """
+            import tensorflow as tf
+
+
+            @tf.function
+            def double(x):
+                print("Tracing with", x)  # once per trace, on purpose
+                return x * 2
+
+
+            double(tf.constant(1))
+            """,
+        ),
         Example(
             """
             import tensorflow as tf
@@ -108,7 +126,7 @@ class PythonSideEffect(Rule):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Name) and target.id in globals_declared:
+                if isinstance(target, ast.Name) and target.id in globals_declared and not _TRACE_WORD.search(target.id):
                     yield self.finding(
                         ctx, target,
                         f"Assigning the global `{target.id}` in `{name}` happens once, while tracing, not on every call",
@@ -120,6 +138,8 @@ class PythonSideEffect(Rule):
         func = node.func
         qualname = facts.qualname(func)
         if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
+            if _announces_tracing(node):
+                return  # printed on purpose once per trace: the guide's way to see retracing
             fixable = _print_is_convertible(node)
             yield self.finding(
                 ctx, func,
@@ -157,6 +177,19 @@ class PythonSideEffect(Rule):
                 f"is used on every call; iterate a `tf.data.Dataset` instead",
                 label="frozen at trace time",
             )
+
+
+def _announces_tracing(call: ast.Call) -> bool:
+    """``print("Tracing with", x)``: a string in the call speaks of tracing, so printing once per
+    trace is what its author wants (the TensorFlow guide prints this way to show retracing)."""
+    for arg in call.args:
+        parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+        if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and _TRACE_WORD.search(p.value) for p in parts):
+            return True
+    return False
+
+
+_TRACE_WORD = re.compile(r"trac(e|ing)", re.IGNORECASE)  # "Tracing", "traced", "num_traces"
 
 
 def _use_tf_print(ctx: RuleContext, print_name: ast.Name) -> Fix:
