@@ -5,7 +5,7 @@ import ast
 import builtins
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label
@@ -35,7 +35,11 @@ class StaleGlobalCapture(Rule):
 
     ## When it stays silent
     For globals assigned once, for `tf.Variable`s (read at run time, so always current),
-    and for functions, classes and imported modules.
+    and for functions, classes and imported modules. A module-level assignment counts only when
+    the module calls the function (directly, through its own functions, or with Keras' `fit`
+    on an object of the method's class) both before and after it: one made before the first
+    call is what the first trace sees, and a notebook section that rebinds the name and
+    defines the function again starts over.
 
     ## Fix
     Pass the value as an argument (a tensor), or keep it in a `tf.Variable` and update it with
@@ -96,7 +100,7 @@ class StaleGlobalCapture(Rule):
                 name = node.id
                 if name in local or name in reported or name in _BUILTINS and name not in facts.module_assignments:
                     continue
-                later = _later_assignment(facts, name, fn.stmt.lineno, reassigned_via_global)
+                later = _later_assignment(facts, name, fn, reassigned_via_global)
                 if later is None:
                     continue
                 reported.add(name)
@@ -131,7 +135,11 @@ def _line(node: ast.AST) -> int:
     return cast("ast.stmt | ast.expr", node).lineno
 
 
-def _later_assignment(facts: ModuleFacts, name: str, defined_at: int, via_global: dict[str, int]) -> int | None:
+def _later_assignment(facts: ModuleFacts, name: str, fn: TFFunction, via_global: dict[str, int]) -> int | None:
+    """The line of a module-level assignment to ``name`` that the function outlives: it runs
+    (is traced) before the assignment and runs again after it. An assignment with no call of
+    the function before it is seen by the first trace (a notebook that rebinds a name and
+    defines the function again in a later section, a global set before the first call)."""
     assignments = facts.module_assignments.get(name, [])
     if not assignments and name not in via_global:
         return None
@@ -139,12 +147,66 @@ def _later_assignment(facts: ModuleFacts, name: str, defined_at: int, via_global
         return None
     # A module-level for loop assigns its target once per iteration.
     if len(assignments) >= 2 or any(isinstance(s, (ast.For, ast.AsyncFor)) for s in assignments):
-        later = [s.lineno for s in assignments if s.lineno > defined_at]
-        if later:
-            return later[0]
+        runs = _statements_running(facts, fn)
+        for stmt in sorted(assignments, key=lambda s: s.lineno):
+            if stmt.lineno <= fn.stmt.lineno:
+                continue
+            top = _top_level(facts, stmt)
+            if top in runs and (isinstance(top, (ast.For, ast.AsyncFor, ast.While)) or top is not stmt):
+                return stmt.lineno  # a loop that rebinds it and calls the function
+            if any(r.lineno < top.lineno for r in runs) and any(r.lineno > top.lineno for r in runs):
+                return stmt.lineno
     if assignments and name in via_global:
         return via_global[name]
     return None
+
+
+def _top_level(facts: ModuleFacts, node: ast.AST) -> ast.stmt:
+    """The statement of the module's body that holds ``node``."""
+    top = facts.statement_of(node)
+    for ancestor in facts.ancestors(top):
+        if isinstance(ancestor, ast.stmt):
+            top = ancestor
+    return top
+
+
+def _statements_running(facts: ModuleFacts, fn: TFFunction) -> set[ast.stmt]:
+    """Module-level statements after ``fn``'s definition that call it, directly or through the
+    local defs they call; for a method, calls of that method or of Keras' drivers (``fit``,
+    ...) on an object built from its class in this file."""
+    found: set[ast.stmt] = set()
+    seen: set[ast.AST] = set()
+    work: list[ast.Call] = [c for c in facts.calls if _calls(facts, fn, c)]
+    while work:
+        call = work.pop()
+        caller = facts.enclosing_function(call)
+        while caller is not None and facts.enclosing_function(caller) is not None:
+            caller = facts.enclosing_function(caller)
+        if caller is None:
+            top = _top_level(facts, call)
+            if top.lineno > fn.stmt.lineno:
+                found.add(top)
+        elif caller not in seen:
+            seen.add(caller)
+            work.extend(facts.calls_by_def.get(caller, []))
+    return found
+
+
+_KERAS_DRIVERS = frozenset({"fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"})
+
+
+def _calls(facts: ModuleFacts, fn: TFFunction, call: ast.Call) -> bool:
+    if facts.resolve_tf_function(call.func, call) is fn:
+        return True
+    cls, func = fn.owner_class, call.func
+    if cls is None or fn.node is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return False
+    if func.attr != fn.node.name and func.attr not in _KERAS_DRIVERS and func.value.id != "self":
+        return False
+    if func.value.id == "self":
+        return facts.enclosing_class(call) is cls and func.attr == fn.node.name
+    built = getattr(facts.reaching_assignment_at(func.value.id, call), "value", None)
+    return isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == cls.name
 
 
 def _is_live(facts: ModuleFacts, stmt: ast.stmt) -> bool:
