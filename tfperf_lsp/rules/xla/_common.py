@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.astutil import keyword_is_true
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.rules.context import RuleContext
 
 JIT_OPTIONS = ("jit_compile", "experimental_compile")
@@ -73,7 +73,13 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
         return profile
     facts = ctx.facts
     profile = cache[body] = BodyProfile()
+    params = {a.arg for a in body.args.posonlyargs + body.args.args + body.args.kwonlyargs} if isinstance(body, FunctionNode) else set()
     for node in walk_same_scope(body):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _iterates_dataset(facts, node.iter, params):
+            # An epoch loop inside the function: XLA cannot compile dataset ops (TF 2.21:
+            # "Detected unsupported operations ... ScanDataset", measured).
+            profile.blockers.add("iterates a dataset")
+            continue
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, _ARITHMETIC):
                 profile.elementwise += 1
@@ -103,6 +109,29 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
             if target is not None and target is not body:
                 profile.callees.append(target)
     return profile
+
+
+_DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "map", "repeat", "take", "skip", "prefetch",
+                              "cache", "filter", "unbatch", "from_tensor_slices", "from_generator", "interleave",
+                              "experimental_distribute_dataset", "distribute_datasets_from_function"})
+
+
+def _iterates_dataset(facts: ModuleFacts, iterable: ast.expr, params: set[str]) -> bool:
+    """``for x, y in train_set``: a parameter of the function (an epoch function is handed its
+    dataset), or a name bound to a ``tf.data`` chain; ``range``, ``tf.range``, literals and
+    attributes (``self.layers``) are not. ``enumerate``/``zip`` are looked through."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip"):
+        return any(_iterates_dataset(facts, arg, params) for arg in iterable.args)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in _DATASET_METHODS:
+        return True
+    if not isinstance(iterable, ast.Name):
+        return False
+    if iterable.id in params:
+        return True
+    value = getattr(facts.reaching_assignment(iterable), "value", None)
+    return isinstance(value, ast.Call) and (
+        (isinstance(value.func, ast.Attribute) and value.func.attr in _DATASET_METHODS)
+        or (facts.qualname(value.func) or "").startswith("tensorflow.data."))
 
 
 def function_profile(ctx: RuleContext, fn_node: ast.AST, depth: int = 3) -> BodyProfile:

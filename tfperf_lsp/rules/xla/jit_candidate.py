@@ -56,7 +56,10 @@ class JitCandidate(Rule):
     signatures (SavedModel, TensorFlow Lite), not hot loops: silent too. So is test code, and a
     train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
     `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
-    shape, and XLA would compile again for each.
+    shape, and XLA would compile again for each. A function that loops over a dataset inside
+    itself (an epoch function: XLA cannot compile dataset ops, measured) and a train step in a
+    file that builds a Keras `LSTM` or `GRU` (Keras keeps their cuDNN kernel out of XLA: the
+    step fails to compile or loses its fast kernel) are silent too.
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
@@ -122,6 +125,8 @@ class JitCandidate(Rule):
             if profile.blockers:
                 continue  # jit_compile=True would raise (or be wrong): not a candidate
             is_train_step = profile.tape and profile.gradient
+            if is_train_step and _builds_cudnn_recurrent_layers(facts):
+                continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
             if is_train_step:
                 if varying_batches is None:
                     varying_batches = batches_vary_in_length(ctx)
@@ -149,6 +154,16 @@ def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
     ``tf.function(step, jit_compile=True)``."""
     edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
     return Fix(_FIX_TITLE, (edit,)) if edit else None
+
+
+_CUDNN_RECURRENT = frozenset({"LSTM", "GRU", "CuDNNLSTM", "CuDNNGRU"})
+
+
+def _builds_cudnn_recurrent_layers(facts: ModuleFacts) -> bool:
+    """The file builds a Keras LSTM or GRU: a step through such a model either fails to compile
+    under XLA or loses the cuDNN kernel for a slower loop, so XLA is no likely win there."""
+    return any((q := facts.qualname(c.func) or "").startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers."))
+               and q.rsplit(".", 1)[-1] in _CUDNN_RECURRENT for c in facts.calls)
 
 
 def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:
