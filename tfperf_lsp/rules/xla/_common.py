@@ -63,6 +63,8 @@ class BodyProfile:
     unsure: set[str] = field(default_factory=set)  # compile, but behave differently under XLA
     tape: bool = False  # builds a tf.GradientTape
     gradient: bool = False  # calls ``.gradient(...)``
+    updates: bool = False  # applies gradients or assigns variables
+    watches: bool = False  # ``tape.watch(x)``: gradients with respect to inputs, not variables
     elementwise: int = 0  # fusable elementwise operations
 
 
@@ -105,12 +107,17 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
         elif not qualname:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "gradient":
                 profile.gradient = True
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in _UPDATES:
+                profile.updates = True
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "watch":
+                profile.watches = True
             target = facts.resolve_def(node.func, node)
             if target is not None and target is not body:
                 profile.callees.append(target)
     return profile
 
 
+_UPDATES = frozenset({"apply_gradients", "minimize", "assign", "assign_add", "assign_sub"})
 _DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "map", "repeat", "take", "skip", "prefetch",
                               "cache", "filter", "unbatch", "from_tensor_slices", "from_generator", "interleave",
                               "experimental_distribute_dataset", "distribute_datasets_from_function"})
@@ -147,6 +154,8 @@ def function_profile(ctx: RuleContext, fn_node: ast.AST, depth: int = 3) -> Body
         total.unsure |= profile.unsure
         total.tape |= profile.tape
         total.gradient |= profile.gradient
+        total.updates |= profile.updates
+        total.watches |= profile.watches
         total.elementwise += profile.elementwise
         if level < depth:
             for callee in profile.callees:

@@ -1,6 +1,7 @@
 """TFP501: a hot tf.function (a train step, a chain of elementwise ops) that XLA may speed up."""
 from __future__ import annotations
 
+import ast
 from functools import partial
 from typing import Iterator
 
@@ -59,7 +60,11 @@ class JitCandidate(Rule):
     shape, and XLA would compile again for each. A function that loops over a dataset inside
     itself (an epoch function: XLA cannot compile dataset ops, measured) and a train step in a
     file that builds a Keras `LSTM` or `GRU` (Keras keeps their cuDNN kernel out of XLA: the
-    step fails to compile or loses its fast kernel) are silent too.
+    step fails to compile or loses its fast kernel) are silent too, as are a step called inside
+    `with tf.device(...)` (one replica per device by hand: under XLA it cannot read variables
+    placed on another device, measured) and files that use DTensor. A tape that watches its
+    inputs (`tape.watch(images)`) and updates no variable explains a prediction (integrated
+    gradients, saliency): not a train step, and it runs on whatever inputs are explained.
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
@@ -118,15 +123,21 @@ class JitCandidate(Rule):
         varying_batches: bool | None = None  # computed on the first train step: it may read sibling modules
         if any(q.startswith(EXTENSION_LIBRARIES) for q in facts.imports.bindings.values()):
             return  # models built on tfa / tfp layers: whether XLA compiles their ops is unknown
+        if any(q.startswith(_DEVICE_LAYOUT_APIS) for q in facts.imports.bindings.values()):
+            return  # DTensor places and shards variables itself: XLA on its steps is its own affair
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue
             profile = function_profile(ctx, fn.node)
             if profile.blockers:
                 continue  # jit_compile=True would raise (or be wrong): not a candidate
-            is_train_step = profile.tape and profile.gradient
+            # A tape that watches inputs and updates nothing is an analysis (integrated
+            # gradients, saliency), called with whatever inputs are being explained: not a step.
+            is_train_step = profile.tape and profile.gradient and (profile.updates or not profile.watches)
             if is_train_step and _builds_cudnn_recurrent_layers(facts):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
+            if _called_under_device_scope(facts, fn):
+                continue  # XLA cannot reach variables placed on another device (measured)
             if is_train_step:
                 if varying_batches is None:
                     varying_batches = batches_vary_in_length(ctx)
@@ -154,6 +165,24 @@ def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
     ``tf.function(step, jit_compile=True)``."""
     edit = tf_function_option_edit(ctx, fn, "jit_compile", "True")
     return Fix(_FIX_TITLE, (edit,)) if edit else None
+
+
+_DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
+
+
+def _called_under_device_scope(facts: ModuleFacts, fn: TFFunction) -> bool:
+    """A call of ``fn`` inside ``with tf.device(...)``: one replica per device, by hand. Under
+    jit_compile a step placed on one device cannot read variables created on another
+    ("Trying to access resource ... located in device CPU:0 from device CPU:1", measured)."""
+    for call in facts.calls:
+        if facts.resolve_tf_function(call.func, call) is not fn:
+            continue
+        for ancestor in facts.ancestors(call):
+            if isinstance(ancestor, ast.With) and any(
+                    isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == "tensorflow.device"
+                    for item in ancestor.items):
+                return True
+    return False
 
 
 _CUDNN_RECURRENT = frozenset({"LSTM", "GRU", "CuDNNLSTM", "CuDNNGRU"})
