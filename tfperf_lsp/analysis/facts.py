@@ -82,6 +82,7 @@ class ModuleFacts:
         self._parents: dict[ast.AST, ast.AST] = {}
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         imports = self._walk()
         self.imports = ImportMap(tree, imports)
         self._find_tf_functions()
@@ -268,6 +269,8 @@ class ModuleFacts:
         """The def that ``expr`` names, looking in enclosing function bodies, then the module."""
         if isinstance(expr, ast.Name):
             for scope in self._scopes_outward(at):
+                if scope is self.tree:
+                    return self._module_def_at(expr.id, at)
                 found = self._defs_in(scope).get(expr.id)
                 if found is not None:
                     return found
@@ -279,6 +282,21 @@ class ModuleFacts:
                     if isinstance(stmt, FunctionNode) and stmt.name == expr.attr:
                         return stmt
         return None
+
+    def _module_def_at(self, name: str, at: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level def of ``name`` that a use at ``at`` calls. Module-level code runs
+        in order, so it calls the last def above it (a notebook defines a function again in a
+        later cell); code in a def runs after the module has run: the last def."""
+        last = self._defs_in(self.tree).get(name)
+        if last is None or self.enclosing_function(at) is not None or isinstance(at, FunctionNode):
+            return last
+        defs = self._module_defs.get(name)
+        if defs is None:
+            defs = self._module_defs[name] = [s for s in self.tree.body if isinstance(s, FunctionNode) and s.name == name]
+        if len(defs) == 1:
+            return last
+        above = [d for d in defs if d.lineno < _position(at)[0]]
+        return above[-1] if above else last
 
     def _defs_in(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         """Defs directly in a scope's body, by name (the last one wins, as at run time)."""

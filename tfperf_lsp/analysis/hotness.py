@@ -278,6 +278,54 @@ class HotCode:
         inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
         return not any(node not in set(ast.walk(inner)) for inner in inner_loops)
 
+    def runs_at_most(self, node: ast.AST) -> int | None:
+        """How many times ``node`` runs, when the code writes it down: module-level code runs
+        once, and each loop around it in its scope has a literal count (``range(10)``,
+        ``ds.take(5)``, ``for epoch in range(EPOCHS)`` with ``EPOCHS = 5``). None when unknown
+        (a loop over a dataset, or code in a def, which its callers may run any number of times)."""
+        facts = self.facts
+        if facts.enclosing_function(node) is not None or facts.enclosing_class(node) is not None:
+            return None
+        total = 1
+        for loop in facts.enclosing_loops(node):
+            count = self.loop_count(loop)
+            if count is None:
+                return None
+            total *= count
+        return total
+
+    def loop_count(self, loop: ast.AST) -> int | None:
+        """The iteration count of a ``for`` loop written with literals, else None."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return None
+        iterable = loop.iter
+        if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
+            value = getattr(self.facts.reaching_assignment(iterable), "value", None)
+            iterable = value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "take" else iterable
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+            return len(iterable.elts)
+        if not isinstance(iterable, ast.Call) or not iterable.args:
+            return None
+        bounds = [self._int_constant(a, loop) for a in iterable.args]
+        if any(b is None for b in bounds):
+            return None
+        if isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "take" and len(bounds) == 1:
+            return bounds[0]
+        if isinstance(iterable.func, ast.Name) and iterable.func.id == "range" and len(bounds) <= 3:
+            return len(range(*bounds))
+        return None
+
+    def _int_constant(self, expr: ast.expr, at: ast.AST) -> int | None:
+        """An int literal, or a module-level name bound once to one (``EPOCHS = 5``)."""
+        if isinstance(expr, ast.Name):
+            assignments = self.facts.module_assignments.get(expr.id, [])
+            if len(assignments) != 1:
+                return None
+            expr = getattr(assignments[0], "value", None)
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+            return expr.value
+        return None
+
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``)."""
         return any(not is_short_loop(loop) for loop in self.facts.enclosing_loops(node))

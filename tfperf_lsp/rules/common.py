@@ -208,8 +208,9 @@ def _hot_calls(ctx: RuleContext) -> list[HotCall]:
     return found
 
 
-def graph_blockers(facts: ModuleFacts, fn: ast.AST) -> list[str]:
-    """Why wrapping ``fn`` in tf.function would change what it does (empty: nothing seen)."""
+def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]:
+    """Why wrapping ``fn`` in tf.function would change what it does (empty: nothing seen),
+    looking into the local helpers it calls (``depth`` levels)."""
     reasons = []
     local = set(facts.assignments_in(fn))
     for node in walk_same_scope(fn):
@@ -219,8 +220,13 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST) -> list[str]:
             continue
         func = node.func
         qualname = facts.qualname(func)
-        if isinstance(func, ast.Attribute) and func.attr == "numpy":
+        helper = facts.resolve_def(func, node) if depth > 0 and isinstance(func, ast.Name) else None
+        if helper is not None and helper is not fn and graph_blockers(facts, helper, depth - 1):
+            reasons.append(f"calls {func.id}() (not graph-safe)")
+        elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
+        elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:
+            reasons.append(f"calls .{func.attr}() (fails in a tf.function)")
         elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
             reasons.append(f"calls {func.id}()")
         elif isinstance(func, ast.Name) and func.id in ("float", "int", "bool") and node.args:
@@ -232,6 +238,10 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST) -> list[str]:
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+# Keras 3 Model.predict inside a tf.function raises (AttributeError on a SymbolicTensor, measured).
+_KERAS_LOOPS = frozenset({"predict", "fit", "evaluate"})
 
 
 def tf_op_count(facts: ModuleFacts, fn: ast.AST) -> int:

@@ -65,6 +65,9 @@ class JitCandidate(Rule):
     placed on another device, measured) and files that use DTensor. A tape that watches its
     inputs (`tape.watch(images)`) and updates no variable explains a prediction (integrated
     gradients, saliency): not a train step, and it runs on whatever inputs are explained.
+    Silent too when the file's own calls visibly run the function at most 100 times (module
+    code with literal loop counts: `range(10)`, `EPOCHS = 5` epochs of `take(5)`): an XLA
+    compile takes 0.1-2 s, which a short demo loop cannot pay back.
 
     ## Fix
     Adds `jit_compile=True` to the `tf.function`. Marked unsafe: XLA reorders floating-point work
@@ -138,6 +141,8 @@ class JitCandidate(Rule):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
             if _called_under_device_scope(facts, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
+            if _runs_too_few_times(ctx, fn):
+                continue
             if is_train_step:
                 if varying_batches is None:
                     varying_batches = batches_vary_in_length(ctx)
@@ -168,6 +173,20 @@ def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
 
 
 _DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
+# An XLA compile takes 0.1-2 s: a function the program visibly calls at most this many times
+# cannot pay it back (a demo loop, a step run once to show an error).
+MIN_CALLS = 100
+
+
+def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
+    """Every call of ``fn`` is module-level code whose loops have literal counts, and together
+    they run it at most MIN_CALLS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``)."""
+    facts = ctx.facts
+    calls = [c for c in facts.calls if facts.resolve_tf_function(c.func, c) is fn]
+    if not calls:
+        return False
+    counts = [ctx.hot.runs_at_most(c) for c in calls]
+    return all(n is not None for n in counts) and sum(n for n in counts if n is not None) <= MIN_CALLS
 
 
 def _called_under_device_scope(facts: ModuleFacts, fn: TFFunction) -> bool:

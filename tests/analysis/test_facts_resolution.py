@@ -1,0 +1,61 @@
+"""Which def a name calls: module-level code runs in order (a notebook defines a function again
+in a later cell), code inside a def runs after the whole module."""
+import ast
+import textwrap
+
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.hotness import HotCode
+from tfperf_lsp.analysis.source import SourceText
+
+CODE = textwrap.dedent(
+    """\
+    def step(x):
+        return 1
+
+    first = step(0)
+
+    def step(x):
+        return 2
+
+    second = step(0)
+
+    def later():
+        return step(0)
+    """
+)
+
+
+def facts_of(code: str) -> ModuleFacts:
+    source = SourceText(code)
+    return ModuleFacts(source.parse(), source)
+
+
+def test_a_module_level_call_runs_the_def_above_it_and_a_call_in_a_def_the_last_one():
+    facts = facts_of(CODE)
+    defs = [s for s in facts.tree.body if isinstance(s, ast.FunctionDef) and s.name == "step"]
+    calls = {facts.statement_of(c).lineno: c for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id == "step"}
+    assert facts.resolve_def(calls[4].func, calls[4]) is defs[0]
+    assert facts.resolve_def(calls[9].func, calls[9]) is defs[1]
+    assert facts.resolve_def(calls[12].func, calls[12]) is defs[1]
+
+
+def test_literal_loop_counts_multiply_and_unknown_counts_stay_unknown():
+    hot = HotCode(facts_of(textwrap.dedent(
+        """\
+        EPOCHS = 5
+        data = dataset.batch(4).take(6)
+        for epoch in range(EPOCHS):
+            for x in data:
+                step(x)
+        for x in dataset:
+            step(x)
+        step(0)
+        def f():
+            step(1)
+        """
+    )), None)
+    calls = {c.lineno: c for c in hot.facts.calls if isinstance(c.func, ast.Name) and c.func.id == "step"}
+    assert hot.runs_at_most(calls[5]) == 30
+    assert hot.runs_at_most(calls[7]) is None  # a dataset of unknown length
+    assert hot.runs_at_most(calls[8]) == 1
+    assert hot.runs_at_most(calls[10]) is None  # its callers decide
