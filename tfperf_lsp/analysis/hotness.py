@@ -268,13 +268,15 @@ class HotCode:
         if not loops:
             return False
         innermost = loops[0]
+        child = node
         for ancestor in self.facts.ancestors(node):
             if ancestor is innermost:
                 break
-            if isinstance(ancestor, ast.If) and any(
-                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(ancestor.test)
-            ):
+            # The body of ``if step % 100 == 0`` / ``if step == 0`` skips most iterations (its
+            # ``else`` does not).
+            if isinstance(ancestor, ast.If) and child not in ancestor.orelse and _runs_on_some_iterations(ancestor.test):
                 return False
+            child = ancestor
         inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
         return not any(node not in set(ast.walk(inner)) for inner in inner_loops)
 
@@ -327,11 +329,39 @@ class HotCode:
         return None
 
     def repeats(self, node: ast.AST) -> bool:
-        """Inside a loop that runs more than a handful of times (not ``for c in range(3)``)."""
-        return any(not is_short_loop(loop) for loop in self.facts.enclosing_loops(node))
+        """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
+        does more than draw (not a loop that shows nine augmented images)."""
+        return any(not is_short_loop(loop) and not self.draws(loop) for loop in self.facts.enclosing_loops(node))
+
+    def draws(self, loop: ast.AST) -> bool:
+        """A display loop: its body plots or renders (``plt.imshow``, ``display(...)``,
+        ``env.render()``). It runs to show a few results, not to compute many."""
+        for node in walk_same_scope(loop):
+            if not isinstance(node, ast.Call):
+                continue
+            qualname = self.facts.qualname(node.func) or ""
+            if qualname.startswith(_DRAWING_MODULES) or (isinstance(node.func, ast.Attribute) and node.func.attr in _DRAWING_METHODS) \
+                    or (isinstance(node.func, ast.Name) and node.func.id == "display"):
+                return True
+        return False
 
 
 _SHORT = 4  # a loop over at most this many literal items: channels, a few sizes, train/eval
+_DRAWING_MODULES = ("matplotlib.", "IPython.display.", "PIL.Image.fromarray", "seaborn.")
+_DRAWING_METHODS = frozenset({"imshow", "subplot", "add_subplot", "render", "savefig"})
+
+
+def _runs_on_some_iterations(test: ast.expr) -> bool:
+    """``if step % 100 == 0`` (periodic) or ``if step == 0`` (once): the branch does not run
+    on every iteration."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return True
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops) and any(
+                isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool)
+                for c in [node.left, *node.comparators]):
+            return True
+    return False
 
 
 def is_short_loop(loop: ast.AST) -> bool:
