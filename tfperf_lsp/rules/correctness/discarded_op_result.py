@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import short
@@ -50,7 +51,9 @@ class DiscardedOpResult(Rule):
     `tf.io.write_file`, variable `assign`), for calls whose result is used (assigned, returned,
     passed on), and for ops tfperf does not know to be pure. At the top level of a module: in a
     notebook, a cell's last expression is its displayed output (and a script's top level runs
-    once). It applies in test code too.
+    once). Inside the `try` of a `try`/`except` or a `with pytest.raises(...)` block: the op
+    is run for the error it raises (a shape or dtype that does not fit). It applies in test code
+    too.
 
     ## Fix
     Use the result: `grad = tf.clip_by_norm(grad, 15)` (no quick fix: which name to assign to is
@@ -97,9 +100,32 @@ class DiscardedOpResult(Rule):
             qualname = facts.qualname(call.func)
             if qualname not in _PURE_OPS:
                 continue
+            if _expected_to_raise(facts, statement):
+                continue  # run for the error it raises (a shape or dtype demonstration)
             yield self.finding(
                 ctx, call,
                 f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "
                 f"statement changes nothing - assign it (`x = {short(qualname)}(x, ...)`)",
                 label="result unused",
             )
+
+
+def _expected_to_raise(facts: ModuleFacts, statement: ast.stmt) -> bool:
+    """In the body of a ``try`` that handles errors, or of ``with pytest.raises(...)`` /
+    ``assert_raises(...)``: the op is run for the error it raises, not for its result."""
+    child: ast.AST = statement
+    for ancestor in facts.ancestors(statement):
+        if isinstance(ancestor, ast.Try) and ancestor.handlers and child in ancestor.body:
+            return True
+        if isinstance(ancestor, ast.With) and any(
+                isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr.func).endswith("raises")
+                for item in ancestor.items):
+            return True
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return False
+        child = ancestor
+    return False
+
+
+def _callee_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
