@@ -47,7 +47,10 @@ class StepsPerExecution(Rule):
     When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
     visibly in this file (a parameter), is large, or contains layers tfperf does not size;
     when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
-    or not trained in this file.
+    or not trained in this file; when a `fit` passes a callback that acts on every batch (a
+    class of the file defining `on_train_batch_end` or `on_batch_begin`..., or a
+    `LambdaCallback` given one): a learning-rate schedule or a log per batch would then run
+    once per {STEPS} batches.
 
     ## Fix
     Add `steps_per_execution={STEPS}` to `compile`. Marked unsafe: batch-level callbacks
@@ -125,6 +128,8 @@ class StepsPerExecution(Rule):
             fits = _fit_uses(facts, call, receiver.id)
             if not fits or facts.in_tf_function(call) is not None:
                 continue
+            if any(isinstance(use, ast.Call) and _per_batch_callbacks(facts, use) for use in fits):
+                continue  # a schedule or a log meant for every batch would run every STEPS batches
             fixable = all(isinstance(use, ast.Call) and not any(k.arg in ("callbacks", None) for k in use.keywords) for use in fits)
             if target_keras(facts, ctx.settings) == 2 and tf_before(2, 4):
                 fixable = False  # tf.keras before 2.4 spells it experimental_steps_per_execution
@@ -185,6 +190,30 @@ def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
 
 def _fits_in(every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
     return [node for node, target, where in every if target == name and where is scope and node.lineno >= after]
+
+
+_BATCH_HOOKS = frozenset({"on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end"})
+
+
+def _per_batch_callbacks(facts: ModuleFacts, fit: ast.Call) -> bool:
+    """``fit(..., callbacks=[...])`` passes a callback that acts on every batch: an instance of
+    a class of this file defining ``on_train_batch_end`` (or begin, or the ``on_batch_*``
+    aliases), or a ``LambdaCallback`` given one."""
+    callbacks = next((k.value for k in fit.keywords if k.arg == "callbacks"), None)
+    if callbacks is None:
+        return False
+    hooked = {cls.name for cls in facts.classes
+              if any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _BATCH_HOOKS for stmt in cls.body)}
+    for node in ast.walk(callbacks):
+        if isinstance(node, ast.Name):
+            node = getattr(facts.reaching_assignment(node), "value", node)
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in hooked:
+            return True
+        if (facts.qualname(node.func) or "").endswith("LambdaCallback") and any(k.arg in _BATCH_HOOKS for k in node.keywords):
+            return True
+    return False
 
 
 def _returns_name(fn: ast.AST, name: str) -> bool:
