@@ -164,10 +164,10 @@ def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast
     in the same scope after it, or in the callers of the factory that returns it."""
     every = _all_fit_uses(facts)
     scope = facts.enclosing_function(compile_call)
-    uses = _fits_in(every, scope, name, compile_call.lineno)
+    uses = _fits_in(facts, every, scope, name, compile_call.lineno)
     if scope is not None and _returns_name(scope, name):
         for caller, target in _factory_results(facts, scope):
-            uses += _fits_in(every, facts.enclosing_function(caller), target, caller.lineno)
+            uses += _fits_in(facts, every, facts.enclosing_function(caller), target, caller.lineno)
     return uses
 
 
@@ -188,8 +188,13 @@ def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
     return cached
 
 
-def _fits_in(every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
-    return [node for node, target, where in every if target == name and where is scope and node.lineno >= after]
+def _fits_in(facts: ModuleFacts, every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
+    """Fits of ``name`` in ``scope`` from line ``after`` until ``name`` is bound to another
+    model (a notebook builds, compiles and fits a new ``model`` in every section)."""
+    assignments = facts.module_assignments.get(name, []) if scope is None else facts.assignments_in(scope).get(name, [])
+    rebound = min((getattr(a, "lineno", 0) for a in assignments if getattr(a, "lineno", 0) > after), default=None)
+    return [node for node, target, where in every
+            if target == name and where is scope and node.lineno >= after and (rebound is None or node.lineno < rebound)]
 
 
 _BATCH_HOOKS = frozenset({"on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end"})
