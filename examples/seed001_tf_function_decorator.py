@@ -47,7 +47,7 @@ x = tf.random.uniform(shape=[100, 100], minval=-1, maxval=1, dtype=tf.dtypes.flo
 def some_costly_computation(x):
     aux = tf.eye(100, dtype=tf.dtypes.float32)
     result = tf.zeros(100, dtype = tf.dtypes.float32)
-    # expect: R8
+    # expect-none: R8 - a fixed count (99): unrolled runs faster than a graph loop, one trace
     # expect-none: V1 - loop-carried dependency: each matmul consumes the previous aux
     for i in range(1,100):
         aux = tf.matmul(x,aux)/i
@@ -69,7 +69,7 @@ print("costly quick 10 repeat", timeit.repeat(stmt="quicker_computation(x)",
 def quick_computation(x):
     aux = tf.eye(100, dtype=tf.dtypes.float32)
     result = tf.zeros(100, dtype = tf.dtypes.float32)
-    # expect: R8
+    # expect-none: R8 - a fixed count (99): unrolled runs faster than a graph loop, one trace
     for i in range(1,100):
         aux = tf.matmul(x,aux)/i
         result = result + aux
@@ -86,7 +86,7 @@ def quick_computation(x):
     print('Only prints the first time!')
     aux = tf.eye(100, dtype=tf.dtypes.float32)
     result = tf.zeros(100, dtype = tf.dtypes.float32)
-    # expect: R8
+    # expect-none: R8 - a fixed count (99): unrolled runs faster than a graph loop, one trace
     for i in range(1,100):
         aux = tf.matmul(x,aux)/i
         result = result + aux
@@ -101,7 +101,7 @@ def quick_computation_with_print(x):
     tf.print("Prints every time!")
     aux = tf.eye(100, dtype=tf.dtypes.float32)
     result = tf.zeros(100, dtype = tf.dtypes.float32)
-    # expect: R8
+    # expect-none: R8 - a fixed count (99): unrolled runs faster than a graph loop, one trace
     for i in range(1,100):
         aux = tf.matmul(x,aux)/i
         result = result + aux
