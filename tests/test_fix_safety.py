@@ -109,7 +109,7 @@ def test_fixes_apply_only_to_findings_that_were_shown():
             return loss
 
 
-        for step in range(100):
+        for step in range(1000):
             train_step(tf.ones([4, 2]), tf.ones([4, 1]))
         """
     )
