@@ -13,7 +13,7 @@ CODE = textwrap.dedent(
 
     @tf.function
     def f(x):
-        print("running")
+        print("running", x)
         return x
     """
 )
@@ -37,11 +37,11 @@ def test_a_failing_rule_is_reported_and_the_others_still_run():
 
 
 def test_suppression_comment_for_one_code():
-    silenced = CODE.replace('print("running")', 'print("running")  # tfperf: ignore[TFP202]')
+    silenced = CODE.replace('print("running", x)', 'print("running", x)  # tfperf: ignore[TFP202]')
     assert analyze(silenced).findings == []
-    other = CODE.replace('print("running")', 'print("running")  # tfperf: ignore[TFP101]')
+    other = CODE.replace('print("running", x)', 'print("running", x)  # tfperf: ignore[TFP101]')
     assert [f.code for f in analyze(other).findings] == ["TFP202"]
-    bare = CODE.replace('print("running")', 'print("running")  # tfperf: ignore')
+    bare = CODE.replace('print("running", x)', 'print("running", x)  # tfperf: ignore')
     assert analyze(bare).findings == []
 
 

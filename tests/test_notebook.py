@@ -9,7 +9,7 @@ from tfperf_lsp.cli import main
 from tfperf_lsp.model import Edit, Pos, Span
 from tfperf_lsp.notebook import build, replace_sources
 
-DEFINE = "import tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef f(x, step):\n    print(\"running\")\n    return x * tf.cast(step, tf.float32)\n"
+DEFINE = "import tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef f(x, step):\n    print(\"running\", x)\n    return x * tf.cast(step, tf.float32)\n"
 LOOP = "for i in range(3):\n    f(tf.ones([2]), i)"
 
 

@@ -71,7 +71,7 @@ def test_correctness_rules_stay_on_in_tests():
 
         @tf.function
         def f(x):
-            print("running")
+            print("running", x)
             return x
         """
     )

@@ -17,7 +17,7 @@ CODE = textwrap.dedent(
 
     @tf.function(experimental_relax_shapes=True)
     def f(x, step):
-        print("running")
+        print("running", x)
         return x * tf.cast(step, tf.float32)
 
     for i in range(3):

@@ -19,7 +19,7 @@ CODE = textwrap.dedent(
 
     @tf.function
     def f(x):
-        print("running")
+        print("running", x)
         return x
 
     @tf.function

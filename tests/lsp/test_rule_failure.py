@@ -18,7 +18,7 @@ CODE = textwrap.dedent(
 
     @tf.function
     def step(x, i):
-        print("running")
+        print("running", x)
         return x * tf.cast(i, tf.float32)
 
     for i in range(3):

@@ -368,10 +368,20 @@ class ModuleFacts:
             for node in ast.walk(body):
                 if isinstance(node, ast.Call):
                     target = self.resolve_def(node.func, node)
-                    if target is not None and target not in found and target not in self._tf_function_by_def:
+                    if target is not None and target not in found and target not in self._tf_function_by_def \
+                            and not self._runs_eagerly_when_traced(target):
                         found[target] = origin
                         work.append((target, origin))
         return found
+
+    def _runs_eagerly_when_traced(self, fn_node: ast.AST) -> bool:
+        """``@tf.py_function(...)`` / ``@tf.numpy_function(...)``: the graph calls back into
+        Python on every call, so the body is not traced."""
+        for decorator in getattr(fn_node, "decorator_list", []):
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if self.qualname(target) in _EAGER_CALLBACKS:
+                return True
+        return False
 
     @cached_property
     def calls_by_def(self) -> dict[ast.AST, list[ast.Call]]:
@@ -458,6 +468,9 @@ _NEVER_CHILDREN = frozenset({"ctx", "id", "attr", "name", "arg", "asname", "modu
                              "type_comment", "conversion", "is_async", "simple"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _AST = ast.AST
+
+
+_EAGER_CALLBACKS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.compat.v1.py_func"})
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

@@ -40,8 +40,9 @@ class PythonSideEffect(Rule):
     In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
     to a list created inside the function (a common way to collect tensors before `tf.stack`).
     A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
-    way to see when a function retraces) and a global that counts traces (`num_traces += 1`)
-    are meant to run once per trace: silent.
+    way to see when a function retraces), a global that counts traces (`num_traces += 1`) and one set under `if g is None:` (the
+    guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
+    with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call.
     `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
     a generator): on a `tf.data` or distributed iterator, passed in or captured, it is the
     TensorFlow guide's own correct pattern (each call runs IteratorGetNext).
@@ -126,7 +127,8 @@ class PythonSideEffect(Rule):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Name) and target.id in globals_declared and not _TRACE_WORD.search(target.id):
+                if isinstance(target, ast.Name) and target.id in globals_declared and not _TRACE_WORD.search(target.id) \
+                        and not _created_once(facts, node, target.id):
                     yield self.finding(
                         ctx, target,
                         f"Assigning the global `{target.id}` in `{name}` happens once, while tracing, not on every call",
@@ -186,6 +188,21 @@ def _announces_tracing(call: ast.Call) -> bool:
         parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
         if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and _TRACE_WORD.search(p.value) for p in parts):
             return True
+    return False
+
+
+def _created_once(facts: ModuleFacts, assignment: ast.AST, name: str) -> bool:
+    """``if g is None: g = tf.random.Generator...``: the guide's create-once idiom (the global is
+    meant to be set on the first trace only)."""
+    for ancestor in facts.ancestors(assignment):
+        if isinstance(ancestor, ast.If):
+            test = ancestor.test
+            if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name \
+                    and any(isinstance(op, ast.Is) for op in test.ops) \
+                    and any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators):
+                return True
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
     return False
 
 
