@@ -80,7 +80,7 @@ def test_untrusted_disables_it_with_the_reason_and_starts_nothing():
 
 
 def test_findings_without_anything_to_measure_get_no_benchmark():
-    code = "import tensorflow as tf\ny = 2.0\n\n@tf.function\ndef power(x):\n    return x ** y\n\ny = 3.0\n"
+    code = "import tensorflow as tf\ny = 2.0\n\n@tf.function\ndef power(x):\n    return x ** y\n\npower(2.0)\ny = 3.0\npower(2.0)\n"
     analysis = analyze(code)
     finding = next(f for f in analysis.findings if f.code == "TFP201")  # no rewrite, not an opportunity
     ls = SimpleNamespace(state=FakeState(True))
