@@ -86,8 +86,11 @@ def test_identical_code_on_both_sides_is_equivalent(pool):
             c = res.comparisons[0]
             assert 0.97 <= c.ci_low <= c.speedup <= c.ci_high <= 1.03
             break
-    # a busy machine may only ever say so: never a difference between identical code
-    assert res.verdict in ("equivalent", "noisy-machine"), "\n\n".join(seen)
+    # Never a difference between identical code (asserted on every attempt above). A quiet
+    # machine also reaches a verdict; a busy one (load above its CPU count, as the result
+    # reports) may stay inconclusive.
+    busy = (res.timing.get("load_avg") or [0])[0] > (os.cpu_count() or 1)
+    assert res.verdict in ("equivalent", "noisy-machine") or busy, "\n\n".join(seen)
 
 
 def test_eager_loop_vs_tf_function_is_faster_with_matching_outputs(pool):

@@ -22,7 +22,7 @@ EXPECTED = {
     "split_heads": (3, "num_heads"), "deep_block": (3, "depth"), "sequence_energy": (4, "seq"),
     "sequence_energy_any_length": (1, None), "batch_loss": (2, "xb"), "add_noise": (5, "config"),
     "weighted_loss": (4, "class_weights"), "Standardizer.__call__": (5, "self"), "running_max": (2, "x"),
-    "cumulative_decay": (1, None), "cumulative_decay_loop": (1, None),
+    "cumulative_decay": (2, "n"), "cumulative_decay_loop": (1, None),
     "normalize": (7, "function"), "mse.<locals>._mse": (6, "function"),
 }
 

@@ -24,6 +24,7 @@ import ast
 import functools
 import os
 import re
+from collections.abc import Sequence
 from functools import cached_property
 
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
@@ -84,6 +85,10 @@ def _folder_root(folder: str) -> str:
 def _project_root(path: str) -> str:
     return _folder_root(os.path.dirname(os.path.abspath(path)))
 
+
+# A tf.function trace (0.05-1 s) or an XLA compile (0.1-2 s) saves about a millisecond per call
+# on a small step: a step the code visibly runs at most this many times does not pay it back.
+FEW_RUNS = 100
 
 class HotCode:
     def __init__(self, facts: ModuleFacts, path: str | None):
@@ -296,6 +301,14 @@ class HotCode:
             total *= count
         return total
 
+    def runs_few_times(self, nodes: Sequence[ast.AST], limit: int = FEW_RUNS) -> bool:
+        """The code writes down that ``nodes`` (the calls of a step, say) run ``limit`` times or
+        fewer in all: too few to pay back a trace or a compile. False when any count is unknown."""
+        if not nodes:
+            return False
+        counts = [self.runs_at_most(node) for node in nodes]
+        return all(n is not None for n in counts) and sum(n for n in counts if n is not None) <= limit
+
     def loop_count(self, loop: ast.AST) -> int | None:
         """The iteration count of a ``for`` loop written with literals, else None."""
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
@@ -308,8 +321,9 @@ class HotCode:
             return len(iterable.elts)
         if not isinstance(iterable, ast.Call) or not iterable.args:
             return None
-        bounds = [self._int_constant(a, loop) for a in iterable.args]
-        if any(b is None for b in bounds):
+        given = [self._int_constant(a, loop) for a in iterable.args]
+        bounds = [b for b in given if b is not None]
+        if len(bounds) != len(given):
             return None
         if isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "take" and len(bounds) == 1:
             return bounds[0]
@@ -319,13 +333,14 @@ class HotCode:
 
     def _int_constant(self, expr: ast.expr, at: ast.AST) -> int | None:
         """An int literal, or a module-level name bound once to one (``EPOCHS = 5``)."""
+        value: ast.AST | None = expr
         if isinstance(expr, ast.Name):
             assignments = self.facts.module_assignments.get(expr.id, [])
             if len(assignments) != 1:
                 return None
-            expr = getattr(assignments[0], "value", None)
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-            return expr.value
+            value = getattr(assignments[0], "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
+            return value.value
         return None
 
     def repeats(self, node: ast.AST) -> bool:

@@ -222,7 +222,7 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         qualname = facts.qualname(func)
         helper = facts.resolve_def(func, node) if depth > 0 and isinstance(func, ast.Name) else None
         if helper is not None and helper is not fn and graph_blockers(facts, helper, depth - 1):
-            reasons.append(f"calls {func.id}() (not graph-safe)")
+            reasons.append(f"calls {helper.name}() (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
         elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:

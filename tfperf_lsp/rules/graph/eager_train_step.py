@@ -43,8 +43,12 @@ class EagerTrainStep(Rule):
     an agent or trainer class, not reached from module-level code or `main()`): its callers may
     trace it (tf_agents wraps `_train` in a tf.function). When it sits in a branch that chooses
     eager execution on purpose (`if FLAGS.mode == "eager_tf":`). A step with several tapes
-    (`with tf.GradientTape() as g, tf.GradientTape() as d:`) gets one finding. The fix is withheld when the step does things a graph runs differently:
-    `.numpy()`, `print`, NumPy or `time` calls, `float()` of tensors, appends to outer lists.
+    (`with tf.GradientTape() as g, tf.GradientTape() as d:`) gets one finding. When the code
+    visibly runs the step at most 100 times (module-level loops with literal counts:
+    `for step in range(50)`): a trace costs more than a demo loop saves. The fix is withheld
+    when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
+    calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
+    of a local helper that does.
 
     ## Fix
     Decorate the step with `@tf.function` (quick fix, marked unsafe: Python side effects now run
@@ -68,8 +72,9 @@ class EagerTrainStep(Rule):
                 optimizer.apply_gradients(zip(grads, [w]))
                 return loss
 
-            for step in range(5):
-                loss = train_step(x, y)
+            batches = tf.data.Dataset.from_tensors((x, y)).repeat(5)  # a dataset: any length
+            for x_batch, y_batch in batches:
+                loss = train_step(x_batch, y_batch)
             """,
         ),
     )
@@ -103,6 +108,8 @@ class EagerTrainStep(Rule):
                 continue
             if not ctx.hot.runs_eagerly_in_script(fn.body[0]):
                 continue  # library code: its callers (a trainer, an agent base class) may trace it
+            if ctx.hot.runs_few_times(facts.calls_by_def.get(fn, [])):
+                continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
             blockers = graph_blockers(facts, fn)
             message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
             if blockers:
@@ -137,6 +144,8 @@ class EagerTrainStep(Rule):
                 continue
             if _deliberately_eager(facts, with_stmt) or not ctx.hot.runs_eagerly_in_script(with_stmt):
                 continue  # a debugging branch; or library code its callers may trace (tf_agents' _train)
+            if ctx.hot.runs_few_times([with_stmt]):
+                continue  # a demo loop of a few dozen steps
             reported.add(with_stmt)
             yield self.finding(
                 ctx, call,

@@ -173,20 +173,12 @@ def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
 
 
 _DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
-# An XLA compile takes 0.1-2 s: a function the program visibly calls at most this many times
-# cannot pay it back (a demo loop, a step run once to show an error).
-MIN_CALLS = 100
-
-
 def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
     """Every call of ``fn`` is module-level code whose loops have literal counts, and together
-    they run it at most MIN_CALLS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``)."""
+    they run it at most FEW_RUNS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``):
+    an XLA compile takes 0.1-2 s, which a demo loop cannot pay back."""
     facts = ctx.facts
-    calls = [c for c in facts.calls if facts.resolve_tf_function(c.func, c) is fn]
-    if not calls:
-        return False
-    counts = [ctx.hot.runs_at_most(c) for c in calls]
-    return all(n is not None for n in counts) and sum(n for n in counts if n is not None) <= MIN_CALLS
+    return ctx.hot.runs_few_times([c for c in facts.calls if facts.resolve_tf_function(c.func, c) is fn])
 
 
 def _called_under_device_scope(facts: ModuleFacts, fn: TFFunction) -> bool:
