@@ -62,7 +62,7 @@ def make_train_dataset_slow():
     ds = tf.data.Dataset.from_tensor_slices((images, labels))
     ds = ds.shuffle(NUM_IMAGES)
     # expect: D1
-    # expect: D3
+    # expect-none: D3 - augment draws random numbers per element: mapped on batches it would draw once per batch
     # expect-none: D4 - augment is random; caching its output would freeze the augmentation
     ds = ds.map(augment)
     # expect-none: D2 - tf.data (2.12+) appends a prefetch by itself

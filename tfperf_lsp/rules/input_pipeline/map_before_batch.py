@@ -45,11 +45,12 @@ class MapBeforeBatch(Rule):
     not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
     below 8: `.batch(1)` saves almost nothing), or `f` indexes its element (`window[:-1]`, `x[0]`:
     on a batch that would index the batch axis), it stays silent too. When `f` is otherwise not
-    provably batch-safe (it has several parameters, draws random numbers, resizes, parses),
-    the finding is information only, without a fix: such an `f`
-    may not accept batches, ragged elements cannot be batched before mapping, and per-element
-    randomness can become per-batch randomness (`x + tf.random.uniform([])` on a batch adds the
-    same noise to every element; checked under TensorFlow) or draw different numbers.
+    provably batch-safe (it has several parameters, resizes, parses), the finding is
+    information only, without a fix: such an `f` may not accept batches, and ragged elements
+    cannot be batched before mapping. When `f` draws random numbers it is silent: per-element
+    randomness would become per-batch randomness (`x + tf.random.uniform([])` on a batch adds
+    the same noise to every element; checked under TensorFlow). Silent too when a `.cache()`
+    follows the batch: the map then runs in the first epoch only.
 
     ## Fix
     Swap the two steps: `.batch(b).map(f)`. Offered only when all of these hold:
@@ -114,9 +115,11 @@ class MapBeforeBatch(Rule):
                     fix_applicability="unsafe",
                 )
                 continue
-            if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn):
-                continue  # cannot tell whether it accepts batches; a batch too small to gain; or
-                # it slices its element (``window[:-1]``), which on a batch would slice the batch axis
+            if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn) or fn.random or batch.downstream_has({"cache"}):
+                continue  # cannot tell whether it accepts batches; a batch too small to gain; it
+                # slices its element (``window[:-1]``), which on a batch would slice the batch axis;
+                # it draws per-element random numbers (a call per batch would not); or a cache
+                # after the batch keeps the result, so the map runs in the first epoch only
             if fn.random:
                 message = (f"`map({label})` runs once per element before `.batch({b})`; mapping whole batches would be "
                            f"faster, but {label} draws random numbers per element ({fn.random}), which a call on a "
