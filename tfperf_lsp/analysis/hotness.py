@@ -366,6 +366,26 @@ _DRAWING_MODULES = ("matplotlib.", "IPython.display.", "PIL.Image.fromarray", "s
 _DRAWING_METHODS = frozenset({"imshow", "subplot", "add_subplot", "render", "savefig"})
 
 
+def _peeks(iterable: ast.expr) -> bool:
+    """A dataset chain with ``.take(n)``, n a small literal, and nothing after it that makes
+    more elements (``repeat``, ``unbatch``, ``flat_map``...): ``ds.take(1).map(f).batch(1)``."""
+    node = iterable
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method = node.func.attr
+        if method == "take":
+            count = node.args[0] if node.args else None
+            return isinstance(count, ast.Constant) and isinstance(count.value, int) and count.value <= _SHORT
+        if method not in _KEEPS_COUNT:
+            return False
+        node = node.func.value
+    return False
+
+
+# Dataset methods that never make more elements than they get (batch makes fewer).
+_KEEPS_COUNT = frozenset({"map", "batch", "padded_batch", "filter", "prefetch", "cache", "as_numpy_iterator",
+                          "shuffle", "apply", "with_options"})
+
+
 def _runs_on_some_iterations(test: ast.expr) -> bool:
     """``if step % 100 == 0`` (periodic) or ``if step == 0`` (once): the branch does not run
     on every iteration."""
@@ -387,10 +407,8 @@ def is_short_loop(loop: ast.AST) -> bool:
     for iterable in iterables:
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) <= _SHORT:
             continue
-        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "take"
-                and iterable.args and isinstance(iterable.args[0], ast.Constant)
-                and isinstance(iterable.args[0].value, int) and iterable.args[0].value <= _SHORT):
-            continue  # ``for x in ds.take(1)``: a peek at a few elements
+        if _peeks(iterable):
+            continue  # ``for x in ds.take(1)``, ``ds.take(1).map(f).batch(1)``: a peek at a few elements
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
                 and iterable.args and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in iterable.args)):
             bounds = [a.value for a in iterable.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
