@@ -273,13 +273,15 @@ class HotCode:
         if not loops:
             return False
         innermost = loops[0]
+        counters = {n.id for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor))
+                    for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
         child = node
         for ancestor in self.facts.ancestors(node):
             if ancestor is innermost:
                 break
             # The body of ``if step % 100 == 0`` / ``if step == 0`` skips most iterations (its
             # ``else`` does not).
-            if isinstance(ancestor, ast.If) and child not in ancestor.orelse and _runs_on_some_iterations(ancestor.test):
+            if isinstance(ancestor, ast.If) and child not in ancestor.orelse and _runs_on_some_iterations(ancestor.test, counters):
                 return False
             child = ancestor
         inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
@@ -321,7 +323,7 @@ class HotCode:
             return len(iterable.elts)
         if not isinstance(iterable, ast.Call) or not iterable.args:
             return None
-        given = [self._int_constant(a, loop) for a in iterable.args]
+        given = [self._int_constant(a) for a in iterable.args]
         bounds = [b for b in given if b is not None]
         if len(bounds) != len(given):
             return None
@@ -331,7 +333,7 @@ class HotCode:
             return len(range(*bounds))
         return None
 
-    def _int_constant(self, expr: ast.expr, at: ast.AST) -> int | None:
+    def _int_constant(self, expr: ast.expr) -> int | None:
         """An int literal, or a module-level name bound once to one (``EPOCHS = 5``)."""
         value: ast.AST | None = expr
         if isinstance(expr, ast.Name):
@@ -386,16 +388,18 @@ _KEEPS_COUNT = frozenset({"map", "batch", "padded_batch", "filter", "prefetch", 
                           "shuffle", "apply", "with_options"})
 
 
-def _runs_on_some_iterations(test: ast.expr) -> bool:
-    """``if step % 100 == 0`` (periodic) or ``if step == 0`` (once): the branch does not run
-    on every iteration."""
+def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
+    """``if step % 100 == 0`` (periodic) or ``if step == 0`` with ``step`` a loop variable
+    (once): the branch does not run on every iteration. (``if mode == 1`` may hold on every
+    one.)"""
     for node in ast.walk(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             return True
-        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops) and any(
-                isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool)
-                for c in [node.left, *node.comparators]):
-            return True
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(c, ast.Name) and c.id in counters for c in sides) and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool) for c in sides):
+                return True
     return False
 
 
