@@ -147,14 +147,16 @@ def _later_assignment(facts: ModuleFacts, name: str, fn: TFFunction, via_global:
         return None
     # A module-level for loop assigns its target once per iteration.
     if len(assignments) >= 2 or any(isinstance(s, (ast.For, ast.AsyncFor)) for s in assignments):
-        runs = _statements_running(facts, fn)
+        runs = _module_calls(facts, fn)
+        lines = [call.lineno for call in runs]
         for stmt in sorted(assignments, key=lambda s: s.lineno):
             if stmt.lineno <= fn.stmt.lineno:
                 continue
             top = _top_level(facts, stmt)
-            if top in runs and (isinstance(top, (ast.For, ast.AsyncFor, ast.While)) or top is not stmt):
+            if isinstance(top, (ast.For, ast.AsyncFor, ast.While)) and any(_top_level(facts, call) is top for call in runs):
                 return stmt.lineno  # a loop that rebinds it and calls the function
-            if any(r.lineno < top.lineno for r in runs) and any(r.lineno > top.lineno for r in runs):
+            end = getattr(stmt, "end_lineno", None) or stmt.lineno
+            if any(line < stmt.lineno for line in lines) and any(line > end for line in lines):
                 return stmt.lineno
     if assignments and name in via_global:
         return via_global[name]
@@ -170,11 +172,11 @@ def _top_level(facts: ModuleFacts, node: ast.AST) -> ast.stmt:
     return top
 
 
-def _statements_running(facts: ModuleFacts, fn: TFFunction) -> set[ast.stmt]:
-    """Module-level statements after ``fn``'s definition that call it, directly or through the
-    local defs they call; for a method, calls of that method or of Keras' drivers (``fit``,
-    ...) on an object built from its class in this file."""
-    found: set[ast.stmt] = set()
+def _module_calls(facts: ModuleFacts, fn: TFFunction) -> list[ast.Call]:
+    """Module-level calls after ``fn``'s definition that run it, directly or through the local
+    defs they call; for a method, calls of that method or of Keras' drivers (``fit``, ...) on
+    an object built from its class in this file."""
+    found: list[ast.Call] = []
     seen: set[ast.AST] = set()
     work: list[ast.Call] = [c for c in facts.calls if _calls(facts, fn, c)]
     while work:
@@ -183,9 +185,8 @@ def _statements_running(facts: ModuleFacts, fn: TFFunction) -> set[ast.stmt]:
         while caller is not None and facts.enclosing_function(caller) is not None:
             caller = facts.enclosing_function(caller)
         if caller is None:
-            top = _top_level(facts, call)
-            if top.lineno > fn.stmt.lineno:
-                found.add(top)
+            if call.lineno > fn.stmt.lineno:
+                found.append(call)
         elif caller not in seen:
             seen.add(caller)
             work.extend(facts.calls_by_def.get(caller, []))
