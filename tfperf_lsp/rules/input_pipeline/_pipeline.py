@@ -180,6 +180,13 @@ class Pipelines:
     def map_function(self, step: Step) -> MapFunction:
         return map_function(self.facts, step.call, self._functions)
 
+    def only_previewed(self, step: Step) -> bool:
+        """The pipelines built on ``step`` are only read a few elements at a time, and somewhere:
+        ``for line in ds.take(5): print(line)``. A preview, not a training input: its speed does
+        not matter. (A pipeline that is also fitted on, iterated whole or returned is not.)"""
+        uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
+        return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and _takes_few(c.step, step) for c in uses)
+
     def maps(self) -> list[Step]:
         return [s for s in self.steps if s.method == "map"]
 
@@ -361,3 +368,19 @@ def _short_args(ctx: RuleContext, call: ast.Call) -> str:
     text = ", ".join(ctx.source.segment(a) for a in call.args)
     return text if len(text) <= 30 else "..."
 
+
+PREVIEW = 10  # elements: ``ds.take(9)`` to print or plot a few
+
+
+def _takes_few(used: Step, step: Step) -> bool:
+    """Between ``step`` and the dataset used, a ``take(n)`` with n <= PREVIEW and no ``repeat``
+    after it."""
+    for current in used.upstream():
+        if current is step:
+            return False
+        if current.method in ("repeat", "unbatch", "flat_map", "interleave"):
+            return False
+        if current.method == "take":
+            count = current.call.args[0] if current.call.args else None
+            return isinstance(count, ast.Constant) and isinstance(count.value, int) and 0 <= count.value <= PREVIEW
+    return False

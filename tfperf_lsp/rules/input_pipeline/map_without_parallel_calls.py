@@ -65,7 +65,8 @@ class MapWithoutParallelCalls(Rule):
     maintainers measured none, tensorpack/tensorpack#1539). For a function that returns datasets
     (`lambda i: ds.shard(n, i)`): it builds the pipeline's structure. In test code. `.map` on
     something that is not a visible tf.data pipeline (a parameter, a pandas Series) is never
-    reported.
+    reported. Nor is a pipeline this file only previews (`for line in ds.take(5): print(line)`,
+    at most 10 elements, and no `fit`, whole loop or `return` of it): its speed does not matter.
 
     ## Fix
     Add `num_parallel_calls=tf.data.AUTOTUNE`. Output order is kept (`deterministic` defaults to
@@ -123,6 +124,8 @@ class MapWithoutParallelCalls(Rule):
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising
+            if model.only_previewed(step):
+                continue  # read a few elements to print them: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
             if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
@@ -159,8 +162,8 @@ class MapWithoutParallelCalls(Rule):
             if step.method != "interleave" or len(call.args) >= 4 or keyword(call, "num_parallel_calls") is not None:
                 continue
             reader = _file_reader(ctx.facts, function_argument(call))
-            if reader is None:
-                continue
+            if reader is None or model.only_previewed(step):
+                continue  # not a file reader; or a preview of a few lines, whose speed does not matter
             yield self.finding(
                 ctx, step.method_node(),
                 f"`interleave({reader})` reads its files one at a time: add `num_parallel_calls=tf.data.AUTOTUNE` "
