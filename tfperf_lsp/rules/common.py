@@ -41,6 +41,30 @@ def tf_function_called(ctx: RuleContext, call: ast.Call) -> Callee | None:
     return None
 
 
+def tf_function_calls(ctx: RuleContext, fn: TFFunction) -> list[ast.Call]:
+    """The calls in this file that name the local tf.function ``fn`` (``step(x)``,
+    ``self.step(x)``), in source order; one index per analysis, shared by every rule."""
+    return ctx.derived(_index_tf_function_calls).get(id(fn), [])
+
+
+def _index_tf_function_calls(ctx: RuleContext) -> dict[int, list[ast.Call]]:
+    found: dict[int, list[ast.Call]] = {}
+    for call in ctx.facts.calls:
+        fn = ctx.facts.resolve_tf_function(call.func, call)
+        if fn is not None:
+            found.setdefault(id(fn), []).append(call)  # keyed by identity: TFFunction is unhashable
+    return found
+
+
+def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
+    """The class name of the Keras layer ``call`` builds (``LSTM`` for ``tf.keras.layers.LSTM(8)``
+    or ``tf.compat.v1.keras.layers.LSTM``); None when it builds none."""
+    qualname = facts.qualname(call.func) or ""
+    if qualname.startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers.")):
+        return qualname.rsplit(".", 1)[-1]
+    return None
+
+
 def eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     """Calls of tf.functions made from Python loops in eager code: where retracing costs."""
     return ctx.derived(_eager_loop_calls)

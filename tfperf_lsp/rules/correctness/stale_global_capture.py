@@ -8,7 +8,7 @@ from typing import Iterator, cast
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.common import function_label, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -100,7 +100,7 @@ class StaleGlobalCapture(Rule):
                 name = node.id
                 if name in local or name in reported or name in _BUILTINS and name not in facts.module_assignments:
                     continue
-                later = _later_assignment(facts, name, fn, reassigned_via_global)
+                later = _later_assignment(ctx, name, fn, reassigned_via_global)
                 if later is None:
                     continue
                 reported.add(name)
@@ -135,11 +135,12 @@ def _line(node: ast.AST) -> int:
     return cast("ast.stmt | ast.expr", node).lineno
 
 
-def _later_assignment(facts: ModuleFacts, name: str, fn: TFFunction, via_global: dict[str, int]) -> int | None:
+def _later_assignment(ctx: RuleContext, name: str, fn: TFFunction, via_global: dict[str, int]) -> int | None:
     """The line of a module-level assignment to ``name`` that the function outlives: it runs
     (is traced) before the assignment and runs again after it. An assignment with no call of
     the function before it is seen by the first trace (a notebook that rebinds a name and
     defines the function again in a later section, a global set before the first call)."""
+    facts = ctx.facts
     assignments = facts.module_assignments.get(name, [])
     if not assignments and name not in via_global:
         return None
@@ -147,7 +148,7 @@ def _later_assignment(facts: ModuleFacts, name: str, fn: TFFunction, via_global:
         return None
     # A module-level for loop assigns its target once per iteration.
     if len(assignments) >= 2 or any(isinstance(s, (ast.For, ast.AsyncFor)) for s in assignments):
-        runs = _module_calls(facts, fn)
+        runs = _module_calls(ctx, fn)
         lines = [call.lineno for call in runs]
         for stmt in sorted(assignments, key=lambda s: s.lineno):
             if stmt.lineno <= fn.stmt.lineno:
@@ -172,13 +173,17 @@ def _top_level(facts: ModuleFacts, node: ast.AST) -> ast.stmt:
     return top
 
 
-def _module_calls(facts: ModuleFacts, fn: TFFunction) -> list[ast.Call]:
+def _module_calls(ctx: RuleContext, fn: TFFunction) -> list[ast.Call]:
     """Module-level calls after ``fn``'s definition that run it, directly or through the local
     defs they call; for a method, calls of that method or of Keras' drivers (``fit``, ...) on
     an object built from its class in this file."""
+    facts = ctx.facts
     found: list[ast.Call] = []
     seen: set[ast.AST] = set()
-    work: list[ast.Call] = [c for c in facts.calls if _calls(facts, fn, c)]
+    work: list[ast.Call] = list(tf_function_calls(ctx, fn))
+    if fn.owner_class is not None and fn.node is not None:
+        direct = {id(c) for c in work}
+        work += [c for c in facts.calls if id(c) not in direct and _drives_method(facts, fn, c)]
     while work:
         call = work.pop()
         caller = facts.enclosing_function(call)
@@ -196,9 +201,9 @@ def _module_calls(facts: ModuleFacts, fn: TFFunction) -> list[ast.Call]:
 _KERAS_DRIVERS = frozenset({"fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"})
 
 
-def _calls(facts: ModuleFacts, fn: TFFunction, call: ast.Call) -> bool:
-    if facts.resolve_tf_function(call.func, call) is fn:
-        return True
+def _drives_method(facts: ModuleFacts, fn: TFFunction, call: ast.Call) -> bool:
+    """``obj.step(...)`` or ``obj.fit(...)`` on an object built from ``fn``'s class in this file,
+    or ``self.step(...)`` inside it."""
     cls, func = fn.owner_class, call.func
     if cls is None or fn.node is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return False

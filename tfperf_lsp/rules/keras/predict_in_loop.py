@@ -11,6 +11,7 @@ from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import keras_layer
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, receiver_kind
 
@@ -271,13 +272,8 @@ def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
         construction, scope = built
         if scope is not None or _listed_layers(construction):
             nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
-            return any(isinstance(n, ast.Call) and _is_recurrent_layer(facts, n) for n in nodes)
-    return any(_is_recurrent_layer(facts, c) for c in facts.calls)
-
-
-def _is_recurrent_layer(facts: ModuleFacts, call: ast.Call) -> bool:
-    qualname = facts.qualname(call.func) or ""
-    return qualname.startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers.")) and qualname.rsplit(".", 1)[-1] in _RECURRENT
+            return any(isinstance(n, ast.Call) and keras_layer(facts, n) in _RECURRENT for n in nodes)
+    return any(keras_layer(facts, c) in _RECURRENT for c in facts.calls)
 
 
 def _listed_layers(construction: ast.Call) -> bool:

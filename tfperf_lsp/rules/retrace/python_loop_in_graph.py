@@ -8,7 +8,7 @@ from typing import Iterator, TypeGuard
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, tf_alias
+from tfperf_lsp.rules.common import function_label, tf_alias, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 # Calls in a loop body that a tf.range (tf.while_loop) cannot carry across iterations as-is.
@@ -108,7 +108,7 @@ class PythonLoopInGraph(Rule):
                     continue
                 bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)} & params
                 if len(range_call.args) == 1 and isinstance(range_call.args[0], ast.Name) \
-                        and _same_constant_everywhere(facts, fn, range_call.args[0].id) is not None:
+                        and _same_constant_everywhere(ctx, fn, range_call.args[0].id) is not None:
                     continue  # one trace, as if the literal were written here: unrolled runs faster
                 if not bound_names:
                     continue  # a fixed count: unrolled runs faster than a graph loop (measured)
@@ -125,16 +125,17 @@ class PythonLoopInGraph(Rule):
                 )
 
 
-def _same_constant_everywhere(facts: ModuleFacts, fn: TFFunction, param: str) -> int | None:
+def _same_constant_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> int | None:
     """The int every call of ``fn`` in this file passes for ``param`` (``power(x, 100)``), when
     there are calls and they all pass the same literal: the function is traced once."""
     if fn.node is None or param not in fn.params:
         return None
+    facts = ctx.facts
     index = fn.params.index(param)
     values = set()
-    for call in facts.calls:
-        if not (call.func is fn.wrapper or facts.resolve_tf_function(call.func, call) is fn):
-            continue
+    # ``tf.function(f)(x)`` names no tf.function: its wrapper is the callee itself.
+    anonymous = [c for c in facts.calls if c.func is fn.wrapper]
+    for call in tf_function_calls(ctx, fn) + anonymous:
         keyword = next((k.value for k in call.keywords if k.arg == param), None)
         value = keyword if keyword is not None else (call.args[index] if index < len(call.args) else None)
         if any(isinstance(a, ast.Starred) for a in call.args) or not (

@@ -8,7 +8,8 @@ from typing import Iterator
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import batches_vary_in_length, eager_loop_calls, function_label, tf_function_option_edit
+from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layer,
+                                     tf_function_calls, tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option
 
@@ -139,7 +140,7 @@ class JitCandidate(Rule):
             is_train_step = profile.tape and profile.gradient and (profile.updates or not profile.watches)
             if is_train_step and _builds_cudnn_recurrent_layers(facts):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
-            if _called_under_device_scope(facts, fn):
+            if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
             if _runs_too_few_times(ctx, fn):
                 continue
@@ -177,17 +178,15 @@ def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
     """Every call of ``fn`` is module-level code whose loops have literal counts, and together
     they run it at most FEW_RUNS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``):
     an XLA compile takes 0.1-2 s, which a demo loop cannot pay back."""
-    facts = ctx.facts
-    return ctx.hot.runs_few_times([c for c in facts.calls if facts.resolve_tf_function(c.func, c) is fn])
+    return ctx.hot.runs_few_times(tf_function_calls(ctx, fn))
 
 
-def _called_under_device_scope(facts: ModuleFacts, fn: TFFunction) -> bool:
+def _called_under_device_scope(ctx: RuleContext, fn: TFFunction) -> bool:
     """A call of ``fn`` inside ``with tf.device(...)``: one replica per device, by hand. Under
     jit_compile a step placed on one device cannot read variables created on another
     ("Trying to access resource ... located in device CPU:0 from device CPU:1", measured)."""
-    for call in facts.calls:
-        if facts.resolve_tf_function(call.func, call) is not fn:
-            continue
+    facts = ctx.facts
+    for call in tf_function_calls(ctx, fn):
         for ancestor in facts.ancestors(call):
             if isinstance(ancestor, ast.With) and any(
                     isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == "tensorflow.device"
@@ -202,8 +201,7 @@ _CUDNN_RECURRENT = frozenset({"LSTM", "GRU", "CuDNNLSTM", "CuDNNGRU"})
 def _builds_cudnn_recurrent_layers(facts: ModuleFacts) -> bool:
     """The file builds a Keras LSTM or GRU: a step through such a model either fails to compile
     under XLA or loses the cuDNN kernel for a slower loop, so XLA is no likely win there."""
-    return any((q := facts.qualname(c.func) or "").startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers."))
-               and q.rsplit(".", 1)[-1] in _CUDNN_RECURRENT for c in facts.calls)
+    return any(keras_layer(facts, c) in _CUDNN_RECURRENT for c in facts.calls)
 
 
 def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:
