@@ -431,8 +431,23 @@ class ModuleFacts:
         return result
 
 
-def walk_same_scope(node: ast.AST):
-    """ast.walk that does not descend into nested defs, lambdas or classes."""
+def walk_same_scope(node: ast.AST) -> list[ast.AST]:
+    """ast.walk that does not descend into nested defs, lambdas or classes, in the same order.
+
+    The list is kept on ``node``: about ten rules walk the same function bodies and loops (on
+    the 2k-line examples file 16.5k nodes were yielded for 6.6k distinct ones), and the trees
+    are never changed once parsed. It lives as long as the tree. Callers must not change it."""
+    cached = node.__dict__.get(_SAME_SCOPE)
+    if cached is None:
+        cached = list(_walk_same_scope(node))
+        setattr(node, _SAME_SCOPE, cached)
+    return cached
+
+
+_SAME_SCOPE = "_tfperf_same_scope"
+
+
+def _walk_same_scope(node: ast.AST):
     stack = [node]
     while stack:
         current = stack.pop()

@@ -49,11 +49,29 @@ def tf_function_calls(ctx: RuleContext, fn: TFFunction) -> list[ast.Call]:
 
 def _index_tf_function_calls(ctx: RuleContext) -> dict[int, list[ast.Call]]:
     found: dict[int, list[ast.Call]] = {}
+    names = _local_tf_function_names(ctx.facts)
     for call in ctx.facts.calls:
+        if not _may_name(call.func, names, set()):
+            continue
         fn = ctx.facts.resolve_tf_function(call.func, call)
         if fn is not None:
             found.setdefault(id(fn), []).append(call)  # keyed by identity: TFFunction is unhashable
     return found
+
+
+def _local_tf_function_names(facts: ModuleFacts) -> set[str]:
+    """The names a call can use for a tf.function of this file: its assigned name
+    (``step = tf.function(f)``) or its def's name (``@tf.function def step``)."""
+    return {fn.name for fn in facts.tf_functions if fn.name} | {fn.node.name for fn in facts.tf_functions if fn.node}
+
+
+def _may_name(func: ast.AST, local: set[str], imported: set[str]) -> bool:
+    """Whether a callee can resolve to a tf.function (see ``tf_function_called``): checking the
+    name first skips the scope walks for the great majority of calls."""
+    if isinstance(func, ast.Name):
+        return func.id in local or func.id in imported
+    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls") and func.attr in local)
 
 
 def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
@@ -72,18 +90,11 @@ def eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
 
 def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     facts = ctx.facts
-    # Only these names can resolve to a tf.function (see tf_function_called): checking the
-    # name first skips the scope walks for the great majority of calls.
-    local = {fn.name for fn in facts.tf_functions if fn.name} | {fn.node.name for fn in facts.tf_functions if fn.node}
+    local = _local_tf_function_names(facts)
     imported = set(facts.imports.bindings) if ctx.workspace is not None else set()
     found = []
     for call in facts.calls:
-        func = call.func
-        if isinstance(func, ast.Name):
-            if func.id not in local and func.id not in imported:
-                continue
-        elif not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                  and func.value.id in ("self", "cls") and func.attr in local):
+        if not _may_name(call.func, local, imported):
             continue
         loops = facts.enclosing_loops(call)
         if not loops or facts.in_tf_function(call) is not None:
