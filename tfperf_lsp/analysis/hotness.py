@@ -348,7 +348,21 @@ class HotCode:
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
         does more than draw (not a loop that shows nine augmented images)."""
-        return any(not is_short_loop(loop) and not self.draws(loop) for loop in self.facts.enclosing_loops(node))
+        return any(not is_short_loop(loop) and not self.draws(loop) and not self.over_uploads(loop)
+                   for loop in self.facts.enclosing_loops(node))
+
+    def over_uploads(self, loop: ast.AST) -> bool:
+        """A loop over the files a user uploads by hand (``uploaded = files.upload()`` in Colab,
+        then ``for name in uploaded.keys()``): it runs once per file picked, a handful."""
+        iterable = getattr(loop, "iter", None)
+        for _ in range(3):  # enumerate(...), list(...), sorted(...); .keys() / .items() / .values()
+            if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in _WRAPPERS and iterable.args:
+                iterable = iterable.args[0]
+            elif isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in _DICT_VIEWS:
+                iterable = iterable.func.value
+        if isinstance(iterable, ast.Name):
+            iterable = getattr(self.facts.reaching_assignment(iterable), "value", None)
+        return isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) in _UPLOADS
 
     def draws(self, loop: ast.AST) -> bool:
         """A display loop: its body plots or renders (``plt.imshow``, ``display(...)``,
@@ -401,6 +415,11 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
                     isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool) for c in sides):
                 return True
     return False
+
+
+_UPLOADS = frozenset({"google.colab.files.upload"})
+_WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
+_DICT_VIEWS = frozenset({"keys", "items", "values"})
 
 
 def is_short_loop(loop: ast.AST) -> bool:

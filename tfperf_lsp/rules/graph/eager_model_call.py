@@ -11,6 +11,7 @@ from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.keras._keras import other_keras_backend
 
 _TAPE = "tensorflow.GradientTape"
 
@@ -36,6 +37,8 @@ class EagerModelCall(Rule):
     batches gain the most; large convolutions gain little (benchmark it: this is a hint).
 
     ## When it stays silent
+    In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
+    a `tf.function` cannot run its models.
     When the call is already inside a tf.function, when the model is re-created in the loop,
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
@@ -79,6 +82,8 @@ class EagerModelCall(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
+        if other_keras_backend(facts):
+            return  # Keras on JAX or PyTorch: a tf.function cannot run its models
         reported: set[tuple[str, ast.AST]] = set()  # one finding per model and loop: ``d(real)``, ``d(fake)`` are one hint
         for call in facts.calls:
             func = call.func

@@ -17,6 +17,38 @@ _OTHER_ML = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "jobli
 _MODEL_WORDS = ("model", "net", "classifier", "regressor", "encoder", "decoder", "autoencoder")
 
 
+def other_keras_backend(facts: ModuleFacts) -> str | None:
+    """The Keras 3 backend the file selects when it is not TensorFlow: ``"jax"`` for
+    ``os.environ["KERAS_BACKEND"] = "jax"`` (or ``os.environ.setdefault(...)``, ``os.putenv``) at
+    module level. Keras then compiles ``predict`` and ``train_on_batch`` with that backend, and a
+    ``tf.function`` cannot run its models."""
+    cached = facts.__dict__.get("_tfperf_keras_backend", False)  # lives as long as one analysis
+    if cached is False:
+        cached = facts.__dict__["_tfperf_keras_backend"] = _selected_backend(facts)
+    return None if cached in (None, "tensorflow") else cached
+
+
+def _selected_backend(facts: ModuleFacts) -> str | None:
+    if "KERAS_BACKEND" not in facts.source.text:
+        return None
+    for stmt in facts.tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if (isinstance(target, ast.Subscript) and facts.qualname(target.value) == "os.environ"
+                    and _string(target.slice) == "KERAS_BACKEND" and _string(stmt.value)):
+                return _string(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if facts.qualname(call.func) in ("os.environ.setdefault", "os.putenv") and len(call.args) == 2 \
+                    and _string(call.args[0]) == "KERAS_BACKEND":
+                return _string(call.args[1])
+    return None
+
+
+def _string(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def uses_keras(facts: ModuleFacts) -> bool:
     return bool(facts.imports.keras_sources) or facts.imports.alias_for("tensorflow") is not None
 

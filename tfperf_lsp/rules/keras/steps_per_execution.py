@@ -7,7 +7,9 @@ from typing import Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.fits import fit_steps_at_most, fit_uses
+from tfperf_lsp.analysis.hotness import FEW_RUNS
 from tfperf_lsp.analysis.models import is_model_name
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
@@ -46,7 +48,9 @@ class StepsPerExecution(Rule):
     ## When it stays silent
     When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
     visibly in this file (a parameter), is large, or contains layers tfperf does not size;
-    when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
+    when every `fit` runs {FEW_RUNS} steps or fewer, written down in the code (data built with a literal
+    row count, such as a guide fitting `np.random.randn(1, 20)` to get weights: setup, not
+    training); when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
     or not trained in this file; when a `fit` passes a callback that acts on every batch (a
     class of the file defining `on_train_batch_end` or `on_batch_begin`..., or a
     `LambdaCallback` given one): a learning-rate schedule or a log per batch would then run
@@ -125,9 +129,11 @@ class StepsPerExecution(Rule):
             description = small_model(facts, *built) if built else None
             if description is None:
                 continue
-            fits = _fit_uses(facts, call, receiver.id)
+            fits = fit_uses(facts, call, receiver.id)
             if not fits or facts.in_tf_function(call) is not None:
                 continue
+            if _few_steps(facts, fits):
+                continue  # fitting one random sample to get weights: setup, not training
             if any(isinstance(use, ast.Call) and _per_batch_callbacks(facts, use) for use in fits):
                 continue  # a schedule or a log meant for every batch would run every STEPS batches
             fixable = all(isinstance(use, ast.Call) and not any(k.arg in ("callbacks", None) for k in use.keywords) for use in fits)
@@ -155,46 +161,10 @@ def _add_steps_per_execution(ctx: RuleContext, call: ast.Call) -> Fix | None:
     return Fix(f"Add steps_per_execution={STEPS}", (edit,), "unsafe") if edit else None
 
 
-# A use of ``x.fit`` (a call, or the method passed on), the name ``x`` and the def it is in.
-FitUse = tuple[ast.expr, str, ast.AST | None]
-
-
-def _fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.expr]:
-    """``name.fit`` uses (calls, or references passed on) for the model compiled by ``compile_call``:
-    in the same scope after it, or in the callers of the factory that returns it."""
-    every = _all_fit_uses(facts)
-    scope = facts.enclosing_function(compile_call)
-    uses = _fits_in(facts, every, scope, name, compile_call.lineno)
-    if scope is not None and _returns_name(scope, name):
-        for caller, target in _factory_results(facts, scope):
-            uses += _fits_in(facts, every, facts.enclosing_function(caller), target, caller.lineno)
-    return uses
-
-
-def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
-    """Every ``x.fit(...)`` call and ``x.fit`` passed as an argument: (node, x, scope). From the
-    call list, not a tree walk (memoised on the facts object, which lives for one analysis)."""
-    cached: list[FitUse] | None = facts.__dict__.get("_tfperf_fit_uses")
-    if cached is None:
-        cached = []
-        for call in facts.calls:
-            func = call.func
-            if type(func) is ast.Attribute and func.attr == "fit" and type(func.value) is ast.Name:
-                cached.append((call, func.value.id, facts.enclosing_function(call)))
-            for arg in call.args:
-                if type(arg) is ast.Attribute and arg.attr == "fit" and type(arg.value) is ast.Name:
-                    cached.append((arg, arg.value.id, facts.enclosing_function(call)))
-        facts.__dict__["_tfperf_fit_uses"] = cached
-    return cached
-
-
-def _fits_in(facts: ModuleFacts, every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
-    """Fits of ``name`` in ``scope`` from line ``after`` until ``name`` is bound to another
-    model (a notebook builds, compiles and fits a new ``model`` in every section)."""
-    assignments = facts.module_assignments.get(name, []) if scope is None else facts.assignments_in(scope).get(name, [])
-    rebound = min((getattr(a, "lineno", 0) for a in assignments if getattr(a, "lineno", 0) > after), default=None)
-    return [node for node, target, where in every
-            if target == name and where is scope and node.lineno >= after and (rebound is None or node.lineno < rebound)]
+def _few_steps(facts: ModuleFacts, fits: list[ast.expr]) -> bool:
+    """Every fit runs a number of steps the code writes down, FEW_RUNS or fewer in all."""
+    steps = [fit_steps_at_most(facts, fit) for fit in fits]
+    return all(n is not None for n in steps) and sum(n for n in steps if n is not None) <= FEW_RUNS
 
 
 _BATCH_HOOKS = frozenset({"on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end"})
@@ -219,41 +189,3 @@ def _per_batch_callbacks(facts: ModuleFacts, fit: ast.Call) -> bool:
         if (facts.qualname(node.func) or "").endswith("LambdaCallback") and any(k.arg in _BATCH_HOOKS for k in node.keywords):
             return True
     return False
-
-
-def _returns_name(fn: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == name for n in walk_same_scope(fn))
-
-
-def _factory_results(facts: ModuleFacts, factory: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, str]]:
-    """``m = factory(...)`` calls, also through ``for fn in (factory, ...)`` / ``zip(fns, ...)``."""
-    aliases: dict[str, ast.For | None] = {factory.name: None}
-    for loop in facts.loops:
-        if not isinstance(loop, ast.For):
-            continue
-        pairs = [(loop.target, loop.iter)]
-        if isinstance(loop.iter, ast.Call) and getattr(loop.iter.func, "id", None) == "zip" and isinstance(loop.target, ast.Tuple):
-            pairs = list(zip(loop.target.elts, loop.iter.args))
-        for target, iterable in pairs:
-            if isinstance(target, ast.Name) and factory.name in _listed(facts, iterable):
-                aliases[target.id] = loop
-    results = []
-    for call in facts.calls:
-        if isinstance(call.func, ast.Name) and call.func.id in aliases:
-            alias_loop = aliases[call.func.id]
-            if alias_loop is not None and not any(a is alias_loop for a in facts.ancestors(call)):
-                continue
-            stmt = facts.statement_of(call)
-            if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
-                results.append((call, stmt.targets[0].id))
-    return results
-
-
-def _listed(facts: ModuleFacts, iterable: ast.AST | None) -> set[str]:
-    """Names in a tuple/list display, or in the one a module-level name is assigned."""
-    if isinstance(iterable, ast.Name):
-        assigned = facts.module_assignments.get(iterable.id, [])
-        iterable = assigned[0].value if len(assigned) == 1 and isinstance(assigned[0], ast.Assign) else None
-    if isinstance(iterable, (ast.Tuple, ast.List)):
-        return {e.id for e in iterable.elts if isinstance(e, ast.Name)}
-    return set()

@@ -8,7 +8,7 @@ from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import receiver_kind, uses_keras
+from tfperf_lsp.rules.keras._keras import other_keras_backend, receiver_kind, uses_keras
 
 
 class TrainOnBatchLoop(Rule):
@@ -34,6 +34,8 @@ class TrainOnBatchLoop(Rule):
     this is a low-confidence hint: benchmark both on your device.
 
     ## When it stays silent
+    In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
+    Keras compiles `train_on_batch` with that backend.
     Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
     call per new model), for `fit` on the whole data (a per-epoch
     `fit(x, y, epochs=1)` loop), for `fit` on index arrays or loop targets (cross-validation folds
@@ -100,6 +102,8 @@ class TrainOnBatchLoop(Rule):
         facts = ctx.facts
         if not uses_keras(facts):
             return
+        if other_keras_backend(facts):
+            return  # Keras on JAX or PyTorch compiles train_on_batch itself
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr in ("train_on_batch", "fit")):

@@ -45,6 +45,21 @@ ELEMENTWISE = frozenset(
 )
 
 
+# Setting up a TPU: there XLA compiles every step already, so a jit_compile hint adds nothing.
+_TPU_SETUP = frozenset({
+    "tensorflow.distribute.TPUStrategy", "tensorflow.distribute.experimental.TPUStrategy",
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver", "tensorflow.tpu.experimental.initialize_tpu_system",
+})
+
+
+def targets_tpu(facts: ModuleFacts) -> bool:
+    """The file sets up a TPU (``TPUStrategy``, ``TPUClusterResolver``)."""
+    cached = facts.__dict__.get("_tfperf_targets_tpu")  # lives as long as one analysis
+    if cached is None:
+        cached = facts.__dict__["_tfperf_targets_tpu"] = any(facts.qualname(c.func) in _TPU_SETUP for c in facts.calls)
+    return cached
+
+
 def jit_option(fn: TFFunction) -> str | None:
     """``jit_compile`` or ``experimental_compile`` if the tf.function sets either (to anything)."""
     return next((key for key in JIT_OPTIONS if key in fn.options), None)

@@ -11,7 +11,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layer,
                                      tf_function_calls, tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option
+from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu
 
 MIN_ELEMENTWISE_OPS = 6
 _FIX_TITLE = "Add jit_compile=True (benchmark it)"
@@ -43,7 +43,8 @@ class JitCandidate(Rule):
     ## When it stays silent
     When `jit_compile` (or `experimental_compile`, rule TFP505) is already set to anything,
     `False` included; on methods of Keras classes (Keras 3 `compile()` chooses XLA itself); when
-    the function or a helper it calls uses something XLA cannot compile: `tf.numpy_function`,
+    the file sets up a TPU (`TPUStrategy`, `TPUClusterResolver`: XLA compiles every step there
+    already); when the function or a helper it calls uses something XLA cannot compile: `tf.numpy_function`,
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
     `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), an op of a
     TensorFlow extension library (`tensorflow_addons`, `tensorflow_probability`, ...: their XLA
@@ -129,6 +130,8 @@ class JitCandidate(Rule):
             return  # models built on tfa / tfp layers: whether XLA compiles their ops is unknown
         if any(q.startswith(_DEVICE_LAYOUT_APIS) for q in facts.imports.bindings.values()):
             return  # DTensor places and shards variables itself: XLA on its steps is its own affair
+        if targets_tpu(facts):
+            return  # on a TPU every step is compiled with XLA already
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
                 continue

@@ -9,12 +9,16 @@ from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is b
 
 from tfperf_lsp.analysis import environment
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.fits import fit_steps_at_most, fit_uses
+from tfperf_lsp.analysis.hotness import FEW_RUNS
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.keras._keras import model_construction, small_model
+from tfperf_lsp.rules.xla._common import targets_tpu
 
 _SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
 _FIX_TITLE = "Add jit_compile=True (benchmark it)"
@@ -41,11 +45,18 @@ class KerasCompileWithoutJit(Rule):
     is a hint to try it and benchmark.
 
     ## When it stays silent
-    On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
+    When the model is not then trained with `fit` in this file (compiled to evaluate, or
+    trained elsewhere), when every `fit` runs 100 steps or fewer, written down in the code (a
+    guide fitting one random sample to get weights), on a small model (at most 6 small
+    Dense/Conv layers: its step is Python overhead that `steps_per_execution`, TFP805, cuts,
+    with little for XLA to fuse), and in a file that sets up a TPU (XLA compiles every step
+    there already). On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
     the TensorFlow backend where it can. On the private legacy
     `tensorflow.python.keras` package, whose `compile()` has no `jit_compile` argument. When
     `jit_compile` or `**kwargs` is passed, and when the receiver cannot be traced to a Keras 2
-    model (a parameter, an attribute) unless the file imports no Keras but `tf_keras`. In files
+    model: built by another library's wrapper (a Model Optimization `quantize_model(model)`,
+    whose ops XLA may compile differently) or a parameter, unless, for a parameter or an
+    attribute, the file imports no Keras but `tf_keras`. In files
     that build recurrent or text models (`LSTM`, `GRU`, `Bidirectional`, `TextVectorization`,
     TensorFlow Hub layers): variable-length sequences compile again for each length, and string
     ops do not compile at all.
@@ -66,6 +77,7 @@ class KerasCompileWithoutJit(Rule):
                 tf_keras.layers.Dense(1),
             ])
             model.compile(optimizer="adam", loss="mse")
+            model.fit(train_ds, epochs=20)
             """,
             runnable=False,  # tf_keras is not installed where the TensorFlow tests run
         ),
@@ -85,6 +97,8 @@ class KerasCompileWithoutJit(Rule):
         if ".compile(" not in ctx.source.text:
             return
         facts = ctx.facts
+        if targets_tpu(facts):
+            return  # on a TPU every step is compiled with XLA already
         if _sequence_models(facts):
             return  # recurrent or text layers: variable lengths, dynamic loops, hub layers
         file_sources = facts.imports.keras_sources
@@ -97,9 +111,12 @@ class KerasCompileWithoutJit(Rule):
             if facts.imports.bindings.get(func.value.id) or func.value.id in ("self", "cls"):
                 continue  # re.compile, a module's compile(), a Model's own internals
             source = _receiver_source(facts, func.value, call)
-            if source is None and file_sources == {"tf_keras"} and _looks_like_keras_compile(call):
-                source = "tf_keras"
+            if source is None and file_sources == {"tf_keras"} and _looks_like_keras_compile(call) \
+                    and not _assigned_visibly(facts, func.value, call):
+                source = "tf_keras"  # a parameter or a global of a tf_keras-only file
             if source is None or _keras_major(ctx.settings, source) != 2:
+                continue
+            if not _trained_at_length(facts, call, func.value):
                 continue
             yield self.finding(
                 ctx,
@@ -112,6 +129,28 @@ class KerasCompileWithoutJit(Rule):
                 fix_applicability="unsafe",
                 head_only=True,
             )
+
+
+def _assigned_visibly(facts: ModuleFacts, name: ast.Name, at: ast.AST) -> bool:
+    """``name`` is bound by an assignment this file shows (its source then was not Keras: a
+    wrapper of another library, such as a Model Optimization ``quantize_model(model)``)."""
+    scope = facts.enclosing_function(at)
+    local = facts.assignments_in(scope).get(name.id, []) if scope is not None else []
+    return bool(local or facts.module_assignments.get(name.id))
+
+
+def _trained_at_length(facts: ModuleFacts, call: ast.Call, name: ast.Name) -> bool:
+    """The compiled model is then trained with ``fit`` (not only evaluated), not a small model
+    (its step is Python overhead, which steps_per_execution, TFP805, addresses; XLA has little
+    to fuse), and not only for a handful of steps written down in the code."""
+    fits = fit_uses(facts, call, name.id)
+    if not fits:
+        return False
+    built = model_construction(facts, name, call)
+    if built is not None and small_model(facts, *built) is not None:
+        return False
+    steps = [fit_steps_at_most(facts, fit) for fit in fits]
+    return not (all(n is not None for n in steps) and sum(n for n in steps if n is not None) <= FEW_RUNS)
 
 
 def _add_jit_compile(ctx: RuleContext, call: ast.Call) -> Fix | None:

@@ -1,0 +1,62 @@
+"""How many steps a visible ``fit`` runs, and which fits train a compiled model."""
+import ast
+import textwrap
+
+import pytest
+
+from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.fits import fit_steps_at_most, fit_uses, literal_rows
+from tfperf_lsp.analysis.source import SourceText
+
+
+def facts_of(code: str) -> ModuleFacts:
+    source = SourceText(textwrap.dedent(code))
+    return ModuleFacts(source.parse(), source)
+
+
+def last_call(facts: ModuleFacts, attr: str) -> ast.Call:
+    return [c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr == attr][-1]
+
+
+@pytest.mark.parametrize("data, rows", [
+    ("np.random.randn(1, 20).astype(np.float32)", 1),
+    ("np.zeros((8, 4))", 8),
+    ("np.ones([300, 2])", 300),
+    ("np.random.normal(size=(50, 3))", 50),
+    ("tf.random.uniform([64, 8])", 64),
+    ("[np.zeros((5, 2)), np.zeros((5, 3))]", 5),
+    ("np.load('x.npy')", None),
+    ("np.zeros((n, 4))", None),
+])
+def test_literal_rows(data, rows):
+    facts = facts_of(f"import numpy as np\nimport tensorflow as tf\nx = {data}\nuse(x)\n")
+    use = facts.calls[-1]
+    assert literal_rows(facts, use.args[0]) == rows
+
+
+@pytest.mark.parametrize("fit, steps", [
+    ("model.fit(x, y)", 1),  # 1 row, batch 32, 1 epoch
+    ("model.fit(x, y, epochs=3)", 3),
+    ("model.fit(big, y, batch_size=100, epochs=2)", 20),
+    ("model.fit(big, y, 100, 2)", 20),
+    ("model.fit(big, y, epochs=10, initial_epoch=8)", 64),
+    ("model.fit(ds, epochs=5, steps_per_epoch=7)", 35),
+    ("model.fit(ds, epochs=5)", None),  # a dataset: its length is not written down
+    ("model.fit(big, y, epochs=n)", None),
+    ("model.fit(**options)", None),
+])
+def test_fit_steps_at_most(fit, steps):
+    facts = facts_of(f"import numpy as np\nx = np.random.randn(1, 20)\nbig = np.zeros((1000, 20))\n{fit}\n")
+    assert fit_steps_at_most(facts, last_call(facts, "fit")) == steps
+
+
+def test_fit_uses_stop_at_the_next_model_of_the_same_name():
+    facts = facts_of("""
+        model = build()
+        model.compile("sgd", "mse")
+        model.fit(x, y)
+        model = build()
+        model.fit(x, y, epochs=2)
+        """)
+    compile_call = last_call(facts, "compile")
+    assert [use.lineno for use in fit_uses(facts, compile_call, "model")] == [4]

@@ -1,0 +1,178 @@
+"""Where a compiled Keras model is trained, and how long a visible ``fit`` runs.
+
+``fit_uses``: the ``model.fit`` calls (or ``model.fit`` passed on) that train the model a
+``model.compile(...)`` call compiled: in the same scope after it, until the name is bound to
+another model, or in the callers of the factory that returns it.
+
+``fit_steps_at_most``: the optimizer steps of a ``fit`` whose training data is an array built
+with a literal row count (``x = np.random.randn(1, 20)``; ``fit(x, y, epochs=2)``), else None. A
+fit of a handful of steps (a guide fitting one random sample to get weights) is setup, not
+training: advice about the speed of its steps does not matter there.
+"""
+from __future__ import annotations
+
+import ast
+import math
+
+from tfperf_lsp.analysis.dataflow import argument_for_parameter
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+
+# A use of ``x.fit`` (a call, or the method passed on), the name ``x`` and the def it is in.
+FitUse = tuple[ast.expr, str, ast.AST | None]
+
+
+def fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.expr]:
+    """``name.fit`` uses (calls, or references passed on) for the model compiled by ``compile_call``:
+    in the same scope after it, or in the callers of the factory that returns it."""
+    every = _all_fit_uses(facts)
+    scope = facts.enclosing_function(compile_call)
+    uses = _fits_in(facts, every, scope, name, compile_call.lineno)
+    if scope is not None and _returns_name(scope, name):
+        for caller, target in _factory_results(facts, scope):
+            uses += _fits_in(facts, every, facts.enclosing_function(caller), target, caller.lineno)
+    return uses
+
+
+def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
+    """Steps a ``fit(...)`` call runs, when its data rows, batch size and epochs are literals
+    (``batch_size`` defaults to 32, ``epochs`` to 1); None when any is unknown."""
+    if not isinstance(fit, ast.Call) or any(k.arg is None for k in fit.keywords):
+        return None
+    params = ["x", "y", "batch_size", "epochs"]
+    epochs = _int_or_default(argument_for_parameter(fit, params, "epochs"), 1)
+    initial = _keyword(fit, "initial_epoch")
+    if epochs is None or (initial is not None and _int_constant(initial) is None):
+        return None
+    epochs -= _int_constant(initial) if initial is not None else 0
+    steps_per_epoch = _keyword(fit, "steps_per_epoch")
+    if steps_per_epoch is not None:
+        steps = _int_constant(steps_per_epoch)
+        return None if steps is None else steps * max(epochs, 0)
+    batch_size = _int_or_default(argument_for_parameter(fit, params, "batch_size"), 32)
+    data = argument_for_parameter(fit, params, "x")
+    rows = literal_rows(facts, data) if data is not None else None
+    if rows is None or not batch_size:
+        return None
+    return math.ceil(rows / batch_size) * max(epochs, 0)
+
+
+# Array constructors whose first argument is the shape (an int or a tuple/list of ints).
+_SHAPE_FIRST = frozenset({
+    "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.random.random", "numpy.random.random_sample",
+    "numpy.random.sample", "numpy.random.ranf", "tensorflow.zeros", "tensorflow.ones", "tensorflow.fill",
+    "tensorflow.random.normal", "tensorflow.random.uniform",
+})
+# Constructors whose positional arguments are the dimensions.
+_DIMENSIONS = frozenset({"numpy.random.randn", "numpy.random.rand"})
+# Constructors with a ``size=`` keyword.
+_SIZED = frozenset({"numpy.random.normal", "numpy.random.uniform", "numpy.random.randint", "numpy.random.choice",
+                    "numpy.random.binomial", "numpy.random.poisson"})
+
+
+def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | None:
+    """The leading dimension of an array built with literal sizes (``np.random.randn(1, 20)``,
+    ``np.zeros((8, 3)).astype("f")``), directly or through the name it is assigned to."""
+    if depth > 3:
+        return None
+    if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
+        return literal_rows(facts, expr.elts[0], depth + 1)
+    if isinstance(expr, ast.Name):
+        assignment = facts.reaching_assignment(expr)
+        if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
+            return literal_rows(facts, assignment.value, depth + 1)
+        return None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr == "astype" and isinstance(func.value, ast.Call):
+        return literal_rows(facts, func.value, depth + 1)
+    qualname = facts.qualname(func) or ""
+    if qualname in _DIMENSIONS:
+        return _int_constant(expr.args[0]) if expr.args else None
+    if qualname in _SHAPE_FIRST:
+        shape = expr.args[0] if expr.args else _keyword(expr, "shape")
+    elif qualname in _SIZED:
+        shape = _keyword(expr, "size")
+    else:
+        return None
+    if isinstance(shape, (ast.Tuple, ast.List)):
+        shape = shape.elts[0] if shape.elts else None
+    return _int_constant(shape) if shape is not None else None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _int_constant(expr: ast.AST | None) -> int | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    return None
+
+
+def _int_or_default(expr: ast.AST | None, default: int) -> int | None:
+    return default if expr is None else _int_constant(expr)
+
+
+def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
+    """Every ``x.fit(...)`` call and ``x.fit`` passed as an argument: (node, x, scope). From the
+    call list, not a tree walk (memoised on the facts object, which lives for one analysis)."""
+    cached: list[FitUse] | None = facts.__dict__.get("_tfperf_fit_uses")
+    if cached is None:
+        cached = []
+        for call in facts.calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "fit" and type(func.value) is ast.Name:
+                cached.append((call, func.value.id, facts.enclosing_function(call)))
+            for arg in call.args:
+                if type(arg) is ast.Attribute and arg.attr == "fit" and type(arg.value) is ast.Name:
+                    cached.append((arg, arg.value.id, facts.enclosing_function(call)))
+        facts.__dict__["_tfperf_fit_uses"] = cached
+    return cached
+
+
+def _fits_in(facts: ModuleFacts, every: list[FitUse], scope: ast.AST | None, name: str, after: int) -> list[ast.expr]:
+    """Fits of ``name`` in ``scope`` from line ``after`` until ``name`` is bound to another
+    model (a notebook builds, compiles and fits a new ``model`` in every section)."""
+    assignments = facts.module_assignments.get(name, []) if scope is None else facts.assignments_in(scope).get(name, [])
+    rebound = min((getattr(a, "lineno", 0) for a in assignments if getattr(a, "lineno", 0) > after), default=None)
+    return [node for node, target, where in every
+            if target == name and where is scope and node.lineno >= after and (rebound is None or node.lineno < rebound)]
+
+
+def _returns_name(fn: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == name for n in walk_same_scope(fn))
+
+
+def _factory_results(facts: ModuleFacts, factory: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, str]]:
+    """``m = factory(...)`` calls, also through ``for fn in (factory, ...)`` / ``zip(fns, ...)``."""
+    aliases: dict[str, ast.For | None] = {factory.name: None}
+    for loop in facts.loops:
+        if not isinstance(loop, ast.For):
+            continue
+        pairs = [(loop.target, loop.iter)]
+        if isinstance(loop.iter, ast.Call) and getattr(loop.iter.func, "id", None) == "zip" and isinstance(loop.target, ast.Tuple):
+            pairs = list(zip(loop.target.elts, loop.iter.args))
+        for target, iterable in pairs:
+            if isinstance(target, ast.Name) and factory.name in _listed(facts, iterable):
+                aliases[target.id] = loop
+    results = []
+    for call in facts.calls:
+        if isinstance(call.func, ast.Name) and call.func.id in aliases:
+            alias_loop = aliases[call.func.id]
+            if alias_loop is not None and not any(a is alias_loop for a in facts.ancestors(call)):
+                continue
+            stmt = facts.statement_of(call)
+            if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
+                results.append((call, stmt.targets[0].id))
+    return results
+
+
+def _listed(facts: ModuleFacts, iterable: ast.AST | None) -> set[str]:
+    """Names in a tuple/list display, or in the one a module-level name is assigned."""
+    if isinstance(iterable, ast.Name):
+        assigned = facts.module_assignments.get(iterable.id, [])
+        iterable = assigned[0].value if len(assigned) == 1 and isinstance(assigned[0], ast.Assign) else None
+    if isinstance(iterable, (ast.Tuple, ast.List)):
+        return {e.id for e in iterable.elts if isinstance(e, ast.Name)}
+    return set()
