@@ -131,7 +131,7 @@ except ImportError:
 
 if tf_keras is not None:
     keras2_model = tf_keras.Sequential([
-        tf_keras.layers.Dense(64, activation="relu", input_shape=(32,)),
+        tf_keras.layers.Dense(512, activation="relu", input_shape=(32,)),
         tf_keras.layers.Dense(1),
     ])
     # expect: X2

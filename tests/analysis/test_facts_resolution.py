@@ -59,3 +59,31 @@ def test_literal_loop_counts_multiply_and_unknown_counts_stay_unknown():
     assert hot.runs_at_most(calls[7]) is None  # a dataset of unknown length
     assert hot.runs_at_most(calls[8]) == 1
     assert hot.runs_at_most(calls[10]) is None  # its callers decide
+
+
+def test_a_parameter_holds_what_its_callers_pass_not_a_global_of_its_name():
+    facts = facts_of(textwrap.dedent(
+        """\
+        model = make_vectorizer()
+        net = build_net()
+
+        def run(model):
+            return model(1)
+
+        run(net)
+
+        def unknown(model):
+            return model(1)
+
+        def disagree(m):
+            return m(1)
+
+        disagree(net)
+        disagree(model)
+        """
+    ))
+    uses = {c.func.id + str(c.lineno): c.func for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id in ("model", "m")}
+    net_assignment = facts.tree.body[1]
+    assert facts.reaching_assignment(uses["model5"]) is net_assignment  # run(net)
+    assert facts.reaching_assignment(uses["model10"]) is None  # never called here: not the global `model`
+    assert facts.reaching_assignment(uses["m13"]) is None  # callers pass different models

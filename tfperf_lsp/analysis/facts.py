@@ -83,6 +83,7 @@ class ModuleFacts:
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._passing: set[tuple[ast.AST, str]] = set()
         imports = self._walk()
         self.imports = ImportMap(tree, imports)
         self._find_tf_functions()
@@ -340,12 +341,33 @@ class ModuleFacts:
         """
         scope = self.enclosing_function(at)
         local = self.assignments_in(scope).get(name, []) if scope is not None else []
+        if not local and scope is not None and name in _parameter_names(scope):
+            return self._passed_assignment(scope, name)
         candidates = local or self.module_assignments.get(name, [])
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:
             return max(candidates, key=_position) if candidates else None
         before = [c for c in candidates if _position(c) < _position(at)]
         return max(before, key=_position) if before else None
+
+    def _passed_assignment(self, fn: ast.AST, param: str) -> ast.AST | None:
+        """What a parameter holds: the assignment of the name every call site in this file
+        passes for it (``generate(model)`` -> ``model = ...``); None when the callers disagree,
+        pass an expression, or there are none (the value comes from elsewhere)."""
+        key = (fn, param)
+        if key in self._passing:
+            return None  # recursion through the callers' own parameters
+        self._passing.add(key)
+        try:
+            found: set[ast.AST | None] = set()
+            for call in self.calls_by_def.get(fn, []):
+                argument = _argument_for(call, fn, param)
+                found.add(self.reaching_assignment(argument) if isinstance(argument, ast.Name) else None)
+                if None in found or len(found) > 1:
+                    return None
+            return found.pop() if found else None
+        finally:
+            self._passing.discard(key)
 
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:
         """The tf.function whose trace runs ``node``, if any (directly or through local helpers)."""
@@ -429,6 +451,28 @@ class ModuleFacts:
                         result.setdefault(name, []).append(node)
         self._assignments[scope] = result
         return result
+
+
+def _argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
+    """The argument ``call`` passes for ``fn``'s parameter ``param`` (``self.f(x)`` skips ``self``)."""
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if isinstance(call.func, ast.Attribute) and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    if param not in positional or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    index = positional.index(param)
+    return call.args[index] if index < len(call.args) else None
+
+
+def _parameter_names(fn: ast.AST) -> set[str]:
+    args = fn.args  # type: ignore[attr-defined]
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    return names
 
 
 def walk_same_scope(node: ast.AST) -> list[ast.AST]:

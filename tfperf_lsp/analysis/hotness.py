@@ -348,8 +348,13 @@ class HotCode:
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
         does more than draw (not a loop that shows nine augmented images)."""
-        return any(not is_short_loop(loop) and not self.draws(loop) and not self.over_uploads(loop)
-                   for loop in self.facts.enclosing_loops(node))
+        return any(not is_short_loop(loop) and not self._short_by_constant(loop) and not self.draws(loop)
+                   and not self.over_uploads(loop) for loop in self.facts.enclosing_loops(node))
+
+    def _short_by_constant(self, loop: ast.AST) -> bool:
+        """``for i in range(NUM_AUG)`` with ``NUM_AUG = 4`` at module level: short, as ``range(4)``."""
+        count = self.loop_count(loop)
+        return count is not None and count <= _SHORT
 
     def over_uploads(self, loop: ast.AST) -> bool:
         """A loop over the files a user uploads by hand (``uploaded = files.upload()`` in Colab,

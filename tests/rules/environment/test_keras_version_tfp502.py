@@ -11,7 +11,7 @@ from tfperf_lsp.model import Severity
 TF_KERAS_COMPILE = """
 import tensorflow as tf
 
-model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model = tf.keras.Sequential([tf.keras.layers.Dense(1024), tf.keras.layers.Dense(1)])
 model.compile(optimizer="adam", loss="mse")
 model.fit(train_ds, epochs=10)
 """
@@ -50,12 +50,12 @@ def test_keras_compile_decides_per_model_in_a_file_mixing_keras_3_and_tf_keras(v
     import tf_keras
 
     def build():
-        return keras.Sequential([keras.layers.Dense(1)])
+        return keras.Sequential([keras.layers.Dense(1024), keras.layers.Dense(1)])
 
     keras3_model = build()
     keras3_model.compile(optimizer="adam", loss="mse")
     keras3_model.fit(train_ds, epochs=10)
-    keras2_model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+    keras2_model = tf_keras.Sequential([tf_keras.layers.Dense(1024), tf_keras.layers.Dense(1)])
     keras2_model.compile(optimizer="adam", loss="mse")
     keras2_model.fit(train_ds, epochs=10)
     """
@@ -82,7 +82,7 @@ def test_keras_compile_fix_adds_jit_compile_keeping_layout(versions):
     source = """
     import tensorflow as tf
 
-    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1024), tf.keras.layers.Dense(1)])
     model.compile(
         optimizer="adam",
         loss="mse",  # regression

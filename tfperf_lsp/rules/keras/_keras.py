@@ -3,6 +3,7 @@ and how big a model is (as far as its construction in this file shows)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from tfperf_lsp.analysis.astutil import int_literal, keyword
 from tfperf_lsp.analysis.environment import installed_version, major_minor, tf_keras_major, TENSORFLOW_DISTRIBUTIONS
@@ -84,6 +85,10 @@ def model_construction(facts: ModuleFacts, name: ast.Name, at: ast.expr | None =
     line = (at or name).lineno
     before = [a for a in assigned if isinstance(a, ast.Assign) and a.lineno <= line]
     if not before:
+        # A parameter: the model its callers pass (``predict_each(classifier, rows)``).
+        passed = facts.reaching_assignment_at(name.id, at or name) if scope is not None else None
+        if isinstance(passed, ast.Assign):
+            return _construction(facts, passed.value, facts.enclosing_function(passed), 0)
         return None
     value = max(before, key=lambda a: a.lineno).value
     return _construction(facts, value, scope, 0)
@@ -157,20 +162,31 @@ MAX_KERNEL = 5
 MAX_WEIGHTED_LAYERS = 6
 
 
-def small_model(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None) -> str | None:
+def small_model(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None, *, listed: bool = False) -> str | None:
     """A short description ("3 layers, Dense(32) at most") when every layer that builds the model
-    is visible, cheap and small; None when it is big or tfperf cannot see all of it."""
-    if scope is None:
-        return None  # module-level functional models mix with other code: not worth guessing
+    is visible, cheap and small; None when it is big or tfperf cannot see all of it.
+
+    Built at module level, a model is judged only with ``listed`` (a rule that stays silent on
+    small models): a module-level ``Sequential([...])`` that lists its layers, the way every
+    beginner notebook builds one. A rule that reports small models leaves it out."""
     cache = facts.__dict__.setdefault("_tfperf_small_models", {})  # lives as long as one analysis
+    if scope is None:
+        # At module level only a Sequential that lists its layers shows all of them: a
+        # functional model there mixes with the rest of the file's code.
+        if not listed or (facts.qualname(construction.func) or "") not in _MODEL_BUILDERS or not _listed_layers(construction) \
+                or not all(isinstance(e, ast.Call) for e in _listed_layers(construction)):
+            return None
+        if construction not in cache:
+            cache[construction] = _small(facts, list(ast.walk(construction)))
+        return cache[construction]
     if scope not in cache:
-        cache[scope] = _small(facts, scope)
+        cache[scope] = _small(facts, walk_same_scope(scope))
     return cache[scope]
 
 
-def _small(facts: ModuleFacts, scope: ast.AST) -> str | None:
+def _small(facts: ModuleFacts, nodes: Iterable[ast.AST]) -> str | None:
     layers: list[tuple[ast.Call, str]] = []
-    for node in walk_same_scope(scope):
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         qualname = facts.qualname(node.func) or ""
