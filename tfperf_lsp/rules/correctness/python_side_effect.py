@@ -6,10 +6,10 @@ import re
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, short, tf_alias
+from tfperf_lsp.rules.common import function_label, short, tf_alias, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "datetime.datetime.now"}
@@ -40,7 +40,9 @@ class PythonSideEffect(Rule):
     In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
     to a list created inside the function (a common way to collect tensors before `tf.stack`).
     A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
-    way to see when a function retraces), a global that counts traces (`num_traces += 1`) and one set under `if g is None:` (the
+    way to see when a function retraces) and a `print` in a function the file only calls by hand
+    (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
+    what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`) and one set under `if g is None:` (the
     guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
     with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call.
     `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
@@ -62,8 +64,8 @@ class PythonSideEffect(Rule):
                 print("doubling", x)
                 return x * 2
 
-            double(tf.constant(1))
-            double(tf.constant(2))
+            for step in range(3):
+                double(tf.constant(step))
             """,
             changes_outputs=True,
         ),
@@ -104,24 +106,26 @@ class PythonSideEffect(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        bodies: list[tuple[ast.AST, str]] = [
-            (fn.node, function_label(fn)) for fn in facts.tf_functions if fn.node is not None
+        bodies: list[tuple[ast.AST, str, TFFunction]] = [
+            (fn.node, function_label(fn), fn) for fn in facts.tf_functions if fn.node is not None
         ]
-        bodies += [(helper, function_label(origin)) for helper, origin in facts.traced_helpers.items()]
+        bodies += [(helper, function_label(origin), origin) for helper, origin in facts.traced_helpers.items()]
         seen: set[ast.AST] = set()
-        for body, name in bodies:
+        for body, name, origin in bodies:
             if body in seen:
                 continue
             seen.add(body)
             local = set(facts.assignments_in(body))
             globals_declared = {n for node in walk_same_scope(body) if isinstance(node, ast.Global) for n in node.names}
+            demonstrated = _called_by_hand(ctx, origin)
             for node in walk_same_scope(body):
                 if node is body:
                     continue
-                yield from self._check_node(ctx, node, name, local, globals_declared)
+                yield from self._check_node(ctx, node, name, local, globals_declared, demonstrated)
 
     def _check_node(
-        self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str]
+        self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str],
+        demonstrated: bool = False,
     ) -> Iterator[Finding]:
         facts = ctx.facts
         if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -142,6 +146,8 @@ class PythonSideEffect(Rule):
         if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
             if _announces_tracing(node):
                 return  # printed on purpose once per trace: the guide's way to see retracing
+            if demonstrated:
+                return  # called by hand a few times: the cell's output shows when it prints
             fixable = _print_is_convertible(node)
             yield self.finding(
                 ctx, func,
@@ -179,6 +185,27 @@ class PythonSideEffect(Rule):
                 f"is used on every call; iterate a `tf.data.Dataset` instead",
                 label="frozen at trace time",
             )
+
+
+def _called_by_hand(ctx: RuleContext, fn: TFFunction) -> bool:
+    """The file only calls ``fn`` by hand: every use of its name is a direct call at module level,
+    outside any loop (``tf_cube(2)``, ``tf_cube(tf.constant(3.0))``), as a notebook does to show
+    what tracing does. Its prints show in that cell's output at once; nothing runs it per step."""
+    calls = tf_function_calls(ctx, fn)
+    if not calls or any(ctx.hot.runs_at_most(call) != 1 for call in calls):
+        return False
+    names = {n for n in (fn.name, getattr(fn.node, "name", None)) if n}
+    facts = ctx.facts
+    for node in ast.walk(facts.tree):
+        if not isinstance(node, ast.Name) or node.id not in names or isinstance(node.ctx, ast.Store):
+            continue
+        # Called, inspected (``tf_cube.get_concrete_function(...)``) or shown (a bare ``tf_cube``
+        # in a cell) at module level, once; any other use passes it on to code that may loop.
+        parent = facts.parent(node)
+        shown = (isinstance(parent, ast.Call) and parent.func is node) or isinstance(parent, (ast.Attribute, ast.Expr))
+        if not (shown and ctx.hot.runs_at_most(node) == 1):
+            return False
+    return True
 
 
 def _announces_tracing(call: ast.Call) -> bool:
