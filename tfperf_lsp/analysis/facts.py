@@ -74,7 +74,7 @@ class ModuleFacts:
         self.loops: list[ast.AST] = []
         self.with_items: list[ast.withitem] = []
         self.global_statements: list[ast.Global] = []
-        self.names: set[str] = set()  # every identifier loaded or stored anywhere
+        self.names: dict[str, list[ast.Name]] = {}  # every identifier loaded or stored anywhere: its nodes
         self.module_defs: dict[str, ast.AST] = {}
         self.module_assignments: dict[str, list[ast.stmt]] = {}
         self.tf_functions: list[TFFunction] = []
@@ -107,7 +107,11 @@ class ModuleFacts:
             # as the branch's type, which mypy cannot infer from ``kind is ...``.
             typed: Any = node
             if kind is ast.Name:
-                self.names.add(typed.id)
+                uses = self.names.get(typed.id)
+                if uses is None:
+                    self.names[typed.id] = [typed]
+                else:
+                    uses.append(typed)
             elif kind is ast.Call:
                 self.calls.append(typed)
             elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import partial
-from typing import Iterator
+from typing import Callable, Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
@@ -117,7 +117,7 @@ class PythonSideEffect(Rule):
             seen.add(body)
             local = set(facts.assignments_in(body))
             globals_declared = {n for node in walk_same_scope(body) if isinstance(node, ast.Global) for n in node.names}
-            demonstrated = _called_by_hand(ctx, origin)
+            demonstrated = partial(_called_by_hand, ctx, origin)  # asked only when a print is found
             for node in walk_same_scope(body):
                 if node is body:
                     continue
@@ -125,7 +125,7 @@ class PythonSideEffect(Rule):
 
     def _check_node(
         self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str],
-        demonstrated: bool = False,
+        demonstrated: Callable[[], bool] = lambda: False,
     ) -> Iterator[Finding]:
         facts = ctx.facts
         if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -146,7 +146,7 @@ class PythonSideEffect(Rule):
         if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
             if _announces_tracing(node):
                 return  # printed on purpose once per trace: the guide's way to see retracing
-            if demonstrated:
+            if demonstrated():
                 return  # called by hand a few times: the cell's output shows when it prints
             fixable = _print_is_convertible(node)
             yield self.finding(
@@ -196,8 +196,8 @@ def _called_by_hand(ctx: RuleContext, fn: TFFunction) -> bool:
         return False
     names = {n for n in (fn.name, getattr(fn.node, "name", None)) if n}
     facts = ctx.facts
-    for node in ast.walk(facts.tree):
-        if not isinstance(node, ast.Name) or node.id not in names or isinstance(node.ctx, ast.Store):
+    for node in (use for name in names for use in facts.names.get(name, [])):
+        if isinstance(node.ctx, ast.Store):
             continue
         # Called, inspected (``tf_cube.get_concrete_function(...)``) or shown (a bare ``tf_cube``
         # in a cell) at module level, once; any other use passes it on to code that may loop.
