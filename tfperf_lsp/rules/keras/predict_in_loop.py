@@ -6,7 +6,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
@@ -61,7 +61,11 @@ class PredictInLoop(Rule):
     op by op, no faster than `predict` on a short sequence and much slower on a long one
     (measured on a CPU, one sample: sequence 10, LSTM(20): predict 44 ms, direct call 39 ms,
     `tf.function` of the model 0.9 ms; sequence 100, LSTM(128): 48, 310 and 5.7 ms). It
-    suggests a `tf.function` of the model, made once before the loop, without a fix.
+    suggests a `tf.function` of the model, made once before the loop, without a fix, when each
+    input is built from earlier iterations (text generation appends what it predicted), and
+    stacking the inputs into one `predict` when they do not depend on each other (a forecast
+    over sliding windows of a series). Without a fix, an input built from earlier iterations gets
+    the direct call or a `tf.function` of the model, never "batch the inputs".
 
     ## Fix
     `model(x, training=False).numpy()`. Marked unsafe; offered only when:
@@ -130,14 +134,17 @@ class PredictInLoop(Rule):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")
+            carried = x is not None and _built_from_earlier_iterations(facts, loops[0], x)
             if _recurrent(facts, receiver, call):
                 # Called directly, a recurrent model runs its time loop op by op: no faster than
                 # predict on a short sequence, much slower on a long one; a graph of it is fast.
+                # Inputs that do not depend on each other are best predicted in one call.
                 yield self.finding(
                     ctx, call,
                     f"`{name}.predict` runs in a loop, paying its setup on every call: `{name}` is recurrent, "
-                    f"so calling it directly would not help (its time loop runs op by op); call a "
-                    f"`tf.function({name})` made once before the loop instead",
+                    f"so calling it directly would not help (its time loop runs op by op); "
+                    + (f"call a `tf.function({name})` made once before the loop instead" if carried or x is None else
+                       "its inputs do not depend on earlier iterations: stack them and call `predict` once"),
                     label="predict in loop",
                     severity=Severity.INFORMATION,
                 )
@@ -163,6 +170,10 @@ class PredictInLoop(Rule):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
                            f"`{name}({x_text}, training=False)` inside the loop")
+            elif carried:
+                message = (f"`{name}.predict` runs in a loop, paying its setup on every call, on an input built from "
+                           f"earlier iterations: call `{name}({x_text}, training=False)`, or a `tf.function({name})` "
+                           f"made once before the loop")
             else:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
                            f"`{name}({x_text}, training=False)`; otherwise batch the inputs into one `predict`")
@@ -264,6 +275,44 @@ def _is_loop_item(facts: ModuleFacts, loop: ast.For, x: ast.AST) -> bool:
 
 
 _RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
+
+
+_MUTATORS = frozenset({"append", "extend", "insert"})
+
+
+def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST) -> bool:
+    """The input ``x`` reads a value the loop carries from one iteration to the next: a name the
+    loop updates (``tokens.append(...)``, ``seq += ...``) or rebinds from itself
+    (``arpegio = tf.concat([arpegio, note], 1)``), directly or through names the loop assigns
+    from it. Then the calls cannot be stacked into one ``predict``."""
+    if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
+        return False  # a comprehension: its iterations cannot see each other
+    body = [n for stmt in loop.body for n in walk_same_scope(stmt)]
+    assigned: dict[str, list[ast.AST]] = {}
+    updated: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in target_names(target):
+                    assigned.setdefault(name, []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            updated.add(node.target.id)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS
+              and isinstance(node.func.value, ast.Name)):
+            updated.add(node.func.value.id)
+    read = {n.id for n in ast.walk(x) if isinstance(n, ast.Name)}
+    seen: set[str] = set()
+    while read - seen:
+        name = (read - seen).pop()
+        seen.add(name)
+        if name in updated:
+            return True
+        for value in assigned.get(name, []):
+            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if name in reads:
+                return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
+            read |= reads
+    return False
 
 
 def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
