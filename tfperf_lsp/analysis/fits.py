@@ -40,10 +40,10 @@ def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
         return None
     params = ["x", "y", "batch_size", "epochs"]
     epochs = _int_or_default(argument_for_parameter(fit, params, "epochs"), 1)
-    initial = _keyword(fit, "initial_epoch")
-    if epochs is None or (initial is not None and _int_constant(initial) is None):
+    initial = _int_or_default(_keyword(fit, "initial_epoch"), 0)
+    if epochs is None or initial is None:
         return None
-    epochs -= _int_constant(initial) if initial is not None else 0
+    epochs -= initial
     steps_per_epoch = _keyword(fit, "steps_per_epoch")
     if steps_per_epoch is not None:
         steps = _int_constant(steps_per_epoch)
