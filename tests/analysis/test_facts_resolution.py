@@ -87,3 +87,29 @@ def test_a_parameter_holds_what_its_callers_pass_not_a_global_of_its_name():
     assert facts.reaching_assignment(uses["model5"]) is net_assignment  # run(net)
     assert facts.reaching_assignment(uses["model10"]) is None  # never called here: not the global `model`
     assert facts.reaching_assignment(uses["m13"]) is None  # callers pass different models
+
+
+def test_a_def_that_rebinds_an_assigned_name_is_what_later_calls_run():
+    facts = facts_of(textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        def cube(x):
+            return x ** 3
+
+        tf_cube = tf.function(cube)
+        first = tf_cube(2)
+
+        @tf.function
+        def tf_cube(x):
+            return x ** 3
+
+        second = tf_cube(3)
+        """
+    ))
+    calls = [c for c in facts.calls if isinstance(c.func, ast.Name) and c.func.id == "tf_cube"]
+    wrapped, decorated = facts.tf_functions[1], facts.tf_functions[0]
+    assert {fn.name for fn in facts.tf_functions} == {"tf_cube"}
+    assert decorated.node is not None and wrapped.node is not None and decorated.stmt is decorated.node
+    assert facts.resolve_tf_function(calls[0].func, calls[0]) is wrapped
+    assert facts.resolve_tf_function(calls[1].func, calls[1]) is decorated

@@ -324,9 +324,11 @@ class ModuleFacts:
         """The tf.function a call's callee refers to (``f(...)``, ``self.step(...)``), if local."""
         if isinstance(expr, ast.Name):
             assignment = self.reaching_assignment(expr)
-            if assignment is not None:
-                return next((fn for fn in self.tf_functions if fn.stmt is assignment and fn.owner_class is None), None)
             node = self.resolve_def(expr, at)
+            # Whichever binds the name last before the use: a notebook assigns
+            # ``tf_cube = tf.function(cube)`` and, cells later, defines ``@tf.function def tf_cube``.
+            if assignment is not None and not (node is not None and _position(assignment) < _position(node) < _position(at)):
+                return next((fn for fn in self.tf_functions if fn.stmt is assignment and fn.owner_class is None), None)
         else:
             node = self.resolve_def(expr, at)
         fn = self.tf_function_for_def(node) if node is not None else None
