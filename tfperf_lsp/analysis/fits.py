@@ -16,6 +16,7 @@ import math
 
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.hotness import FEW_RUNS
 
 # A use of ``x.fit`` (a call, or the method passed on), the name ``x`` and the def it is in.
 FitUse = tuple[ast.expr, str, ast.AST | None]
@@ -54,6 +55,12 @@ def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
     if rows is None or not batch_size:
         return None
     return math.ceil(rows / batch_size) * max(epochs, 0)
+
+
+def few_steps(facts: ModuleFacts, fits: list[ast.expr], limit: int = FEW_RUNS) -> bool:
+    """Every fit runs a number of steps the code writes down, ``limit`` or fewer in all."""
+    steps = [fit_steps_at_most(facts, fit) for fit in fits]
+    return bool(steps) and all(n is not None for n in steps) and sum(n for n in steps if n is not None) <= limit
 
 
 # Array constructors whose first argument is the shape (an int or a tuple/list of ints).

@@ -8,7 +8,7 @@ from typing import Iterator
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis.facts import ModuleFacts
-from tfperf_lsp.analysis.fits import fit_steps_at_most, fit_uses
+from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.analysis.hotness import FEW_RUNS
 from tfperf_lsp.analysis.models import is_model_name
 from tfperf_lsp.model import Finding, Fix, Severity
@@ -132,7 +132,7 @@ class StepsPerExecution(Rule):
             fits = fit_uses(facts, call, receiver.id)
             if not fits or facts.in_tf_function(call) is not None:
                 continue
-            if _few_steps(facts, fits):
+            if few_steps(facts, fits):
                 continue  # fitting one random sample to get weights: setup, not training
             if any(isinstance(use, ast.Call) and _per_batch_callbacks(facts, use) for use in fits):
                 continue  # a schedule or a log meant for every batch would run every STEPS batches
@@ -159,12 +159,6 @@ def _add_steps_per_execution(ctx: RuleContext, call: ast.Call) -> Fix | None:
         lambda c: with_keyword(c, "steps_per_execution", str(STEPS)),
     )
     return Fix(f"Add steps_per_execution={STEPS}", (edit,), "unsafe") if edit else None
-
-
-def _few_steps(facts: ModuleFacts, fits: list[ast.expr]) -> bool:
-    """Every fit runs a number of steps the code writes down, FEW_RUNS or fewer in all."""
-    steps = [fit_steps_at_most(facts, fit) for fit in fits]
-    return all(n is not None for n in steps) and sum(n for n in steps if n is not None) <= FEW_RUNS
 
 
 _BATCH_HOOKS = frozenset({"on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end"})

@@ -9,8 +9,7 @@ from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is b
 
 from tfperf_lsp.analysis import environment
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.fits import fit_steps_at_most, fit_uses
-from tfperf_lsp.analysis.hotness import FEW_RUNS
+from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import Finding, Fix, Severity
@@ -149,8 +148,7 @@ def _trained_at_length(facts: ModuleFacts, call: ast.Call, name: ast.Name) -> bo
     built = model_construction(facts, name, call)
     if built is not None and small_model(facts, *built, listed=True) is not None:
         return False
-    steps = [fit_steps_at_most(facts, fit) for fit in fits]
-    return not (all(n is not None for n in steps) and sum(n for n in steps if n is not None) <= FEW_RUNS)
+    return not few_steps(facts, fits)
 
 
 def _add_jit_compile(ctx: RuleContext, call: ast.Call) -> Fix | None:
