@@ -43,6 +43,8 @@ class HostSyncInLoop(Rule):
     When the conversion is conditional (`if step % 100 == 0: print(...)`), when the value drives
     Python control flow (`if loss.numpy() < tol: break`, or a name assigned from it and tested),
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
+    When the code writes down that the loop runs 100 steps or fewer in all (`for step in
+    range(40)` at module level): a teaching loop that prints its loss.
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
@@ -62,8 +64,8 @@ class HostSyncInLoop(Rule):
                 return tf.reduce_mean(x)
 
             history = []
-            for step in range(10):
-                loss = train_step(tf.ones([4]))
+            for step, x in enumerate(tf.data.Dataset.from_tensor_slices(tf.ones([8, 4]))):
+                loss = train_step(x)
                 history.append(float(loss))
                 print(f"step {step}: {loss.numpy():.3f}")
             """,
@@ -100,6 +102,8 @@ class HostSyncInLoop(Rule):
                     continue
                 if _drives_control_flow(facts, node, loop):
                     continue
+                if ctx.hot.runs_few_times([node]):
+                    continue  # a demo loop of a few dozen steps: the waits add up to nothing worth changing
                 text = ctx.source.segment(node)
                 if len(text) > 40:
                     text = text[:37] + "..."
