@@ -486,12 +486,16 @@ def walk_same_scope(node: ast.AST) -> list[ast.AST]:
 
     The list is kept on ``node``: about ten rules walk the same function bodies and loops (on
     the 2k-line examples file 16.5k nodes were yielded for 6.6k distinct ones), and the trees
-    are never changed once parsed. It lives as long as the tree. Callers must not change it."""
-    cached = node.__dict__.get(_SAME_SCOPE)
-    if cached is None:
-        cached = list(_walk_same_scope(node))
-        setattr(node, _SAME_SCOPE, cached)
-    return cached
+    are never changed once parsed. It lives as long as the tree. Callers must not change it.
+
+    The node keeps its strict descendants only: a list holding the node itself would be a
+    reference cycle, and the whole tree would then wait for the garbage collector instead of
+    being freed when the analysis is dropped (a full collection during the next parse doubled it)."""
+    below = node.__dict__.get(_SAME_SCOPE)
+    if below is None:
+        below = list(_walk_same_scope(node))[1:]
+        setattr(node, _SAME_SCOPE, below)
+    return [node, *below]
 
 
 _SAME_SCOPE = "_tfperf_same_scope"

@@ -72,6 +72,48 @@ def is_model_name(facts: ModuleFacts, name: ast.Name) -> bool:
     return isinstance(assignment, ast.Assign) and creates_model(facts, assignment.value)
 
 
+# Where pretrained networks come from: Keras' applications, TF Hub, and the ``from_pretrained`` /
+# ``from_preset`` loaders of Hugging Face transformers and KerasHub.
+_PRETRAINED_MODULES = ("keras.applications.", "tensorflow_hub.", "keras_hub.", "keras_nlp.", "keras_cv.")
+_PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_preset"})
+
+
+def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
+    """The model ``name`` holds is, or wraps, a pretrained network (``ResNet50(weights=...)``,
+    ``hub.KerasLayer``, ``TFCLIPVisionModel.from_pretrained``): built by the expression of its
+    reaching assignment, by the local factory that expression calls, or by a module-level
+    pretrained network that factory calls (``x = clip_vision(inputs)``)."""
+    assignment = facts.reaching_assignment(name)
+    if not isinstance(assignment, ast.Assign):
+        return False
+    cache = facts.__dict__.setdefault("_tfperf_pretrained", {})
+    if assignment not in cache:
+        cache[assignment] = _uses_pretrained(facts, assignment.value, 0)
+    return cache[assignment]
+
+
+def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
+    for node in walk_same_scope(code):
+        if not isinstance(node, ast.Call):
+            continue
+        if _loads_pretrained(facts, node):
+            return True
+        if isinstance(node.func, ast.Name) and depth < 3:
+            factory = facts.module_defs.get(node.func.id)
+            if isinstance(factory, FunctionNode) and _uses_pretrained(facts, factory, depth + 1):
+                return True
+            if any(isinstance(a, ast.Assign) and isinstance(a.value, ast.Call) and _loads_pretrained(facts, a.value)
+                   for a in facts.module_assignments.get(node.func.id, [])):
+                return True
+    return False
+
+
+def _loads_pretrained(facts: ModuleFacts, call: ast.Call) -> bool:
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _PRETRAINED_LOADERS:
+        return True
+    return (facts.qualname(call.func) or "").startswith(_PRETRAINED_MODULES)
+
+
 def assigned_in(loop: ast.AST, name: str) -> bool:
     for stmt in getattr(loop, "body", []):
         for node in walk_same_scope(stmt):

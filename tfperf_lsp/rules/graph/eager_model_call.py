@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import assigned_in, is_model_name
+from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
@@ -46,6 +46,9 @@ class EagerModelCall(Rule):
     handful of literal items (`for training in (False, True)`). When the loop also runs a
     TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a
     function this file never runs itself (dead code, or library code whose callers may trace it).
+    When the model is or wraps a pretrained network (`keras.applications`, TF Hub, a
+    `from_pretrained` or `from_preset` loader): such a network's compute, not the dispatch of
+    its ops, sets the pace, and a graph gains little.
 
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
@@ -102,6 +105,8 @@ class EagerModelCall(Rule):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops):
                 continue
+            if builds_on_pretrained(facts, func):
+                continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace
             if (func.id, loops[-1]) in reported:
                 continue
             reported.add((func.id, loops[-1]))
