@@ -1,7 +1,7 @@
 """What the server has imported by the time it publishes its first diagnostics.
 
 LibCST (fixes), jedi (cross-file lookups), numpy (benchmark inputs) and TensorFlow (never in
-the server) are not needed to show the first findings, and each costs start-up time.
+the server) and the benchmark planner are not needed to show the first findings, and each costs start-up time.
 """
 import json
 import subprocess
@@ -40,3 +40,5 @@ def test_first_diagnostics_need_no_libcst_jedi_numpy_or_tensorflow():
     assert "TFP101" in report["codes"]  # the analysis really ran
     top_level = {m.split(".")[0] for m in report["modules"]}
     assert not top_level & {"libcst", "jedi", "parso", "numpy", "tensorflow"}
+    # The benchmark planner (input inference, rewrites) loads with the first benchmark only.
+    assert not {"tfperf_lsp.bench.plans", "tfperf_lsp.bench.inputs"} & set(report["modules"])

@@ -15,7 +15,7 @@ import sys
 
 from tfperf_lsp import __version__, selectors
 from tfperf_lsp.analysis.workspace import WorkspaceIndex
-from tfperf_lsp.bench.plans import benchmark_title
+from tfperf_lsp.bench.titles import benchmark_title
 from tfperf_lsp.bench.service import BenchService, BenchSettings, bar_chart
 from tfperf_lsp.bench.report import hover_lines
 from tfperf_lsp.config import settings_for

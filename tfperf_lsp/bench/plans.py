@@ -29,6 +29,7 @@ from tfperf_lsp.bench.safety import outside_calls, refusal
 from tfperf_lsp.engine import Analysis, fix_for
 from tfperf_lsp.model import Edit, Finding, Pos, Span
 from tfperf_lsp.rewrite.edits import apply_edits
+from tfperf_lsp.bench.titles import benchmark_title  # noqa: F401 - re-exported
 from tfperf_lsp.rules import Rule, rule_by_code
 
 RUN = "__tfperf_run__"
@@ -45,21 +46,6 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     traces_per_call: bool = False  # functions re-created on every timed call (retrace findings)
     elements_per_call: int | None = None  # tf.data plans: dataset elements per timed call
-
-
-def benchmark_title(finding: Finding) -> str | None:
-    """The code action's title, or None when the finding has nothing to measure (cheap)."""
-    rule = rule_by_code(finding.code)
-    if rule is None or not rule.measurable or finding.category == "correctness":
-        return None
-    kind = rule.benchmark
-    if kind in ("graph", "graph-call"):
-        return "Benchmark eager vs tf.function vs XLA"
-    if kind == "xla":
-        return "Benchmark tf.function vs jit_compile=True"
-    if finding.fix_title:
-        return f"Benchmark original vs {finding.fix_title[0].lower()}{finding.fix_title[1:]}"
-    return None
 
 
 def build_plan(analysis: Analysis, finding: Finding, *, max_input_mb: float = 512, budget_s: float = 3.0,

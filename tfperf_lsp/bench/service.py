@@ -13,14 +13,16 @@ import logging
 import os
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.bench.cache import ResultCache, cache_key, workspace_imports
-from tfperf_lsp.bench.plans import Plan, build_plan
 from tfperf_lsp.bench.protocol import Device, Result
 from tfperf_lsp.bench.report import fmt_time, hover_lines
 from tfperf_lsp.bench.ship import parse_command
+
+if TYPE_CHECKING:  # the planner (LibCST, input inference) loads with the first benchmark
+    from tfperf_lsp.bench.plans import Plan
 
 log = logging.getLogger("tfperf_lsp.bench")
 
@@ -151,6 +153,8 @@ class BenchService:
 
     # ------------------------------------------------------------------ plans and results
     def plan(self, analysis, finding) -> Plan:
+        from tfperf_lsp.bench.plans import build_plan
+
         plan = build_plan(
             analysis, finding,
             max_input_mb=self.settings.max_input_mb, budget_s=self.settings.time_budget, device=self.settings.device,

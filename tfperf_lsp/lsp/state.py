@@ -16,7 +16,7 @@ from pygls.uris import to_fs_path
 
 from tfperf_lsp import settings_schema as schema
 from tfperf_lsp.analysis.workspace import WorkspaceIndex
-from tfperf_lsp.bench.plans import benchmark_title
+from tfperf_lsp.bench.titles import benchmark_title
 from tfperf_lsp.bench.service import BenchService, BenchSettings, result_markdown, short_verdict
 from tfperf_lsp.config import Settings, settings_for
 from tfperf_lsp.engine import Analysis

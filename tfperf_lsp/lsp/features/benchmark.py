@@ -16,7 +16,7 @@ import uuid
 from lsprotocol import types
 
 from tfperf_lsp.analysis.environment import TENSORFLOW_DISTRIBUTIONS, installed_version
-from tfperf_lsp.bench.plans import benchmark_title
+from tfperf_lsp.bench.titles import benchmark_title
 from tfperf_lsp.bench.service import short_verdict
 from tfperf_lsp.lsp.convert import to_range
 from tfperf_lsp.lsp.features.documents import codec, current_result

@@ -6,6 +6,7 @@ import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
+from tfperf_lsp.analysis.models import builds_on_pretrained
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -48,6 +49,9 @@ class HostSyncInLoop(Rule):
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
+    When the step trains a model that is or wraps a pretrained network (`keras.applications`,
+    TF Hub, a `from_pretrained` loader): its compute sets the pace, and one wait per step costs
+    a small part of it.
 
     ## Fix
     No automatic fix: the right change depends on what the value is for. Keep the per-step
@@ -144,6 +148,8 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
         if not (name in ("train_on_batch", "test_on_batch") or facts.resolve_tf_function(func, call) is not None
                 or (isinstance(func, ast.Attribute) and name in compiled_methods)):
             continue
+        if _trains_a_pretrained_model(facts, func, call):
+            continue  # a large step: one wait per step is a small part of it
         loop = enclosing[0]
         outputs = loops.setdefault(loop, set())
         stmt = facts.statement_of(call)
@@ -156,6 +162,15 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
                         and node.args and isinstance(node.args[0], ast.Name)):
                     outputs.add(node.args[0].id)
     return {loop: names for loop, names in loops.items() if names}
+
+
+def _trains_a_pretrained_model(facts: ModuleFacts, func: ast.AST, call: ast.Call) -> bool:
+    """The step is a local def that calls a model built on a pretrained network."""
+    fn = facts.resolve_tf_function(func, call)
+    body = fn.node if fn is not None else None
+    return body is not None and any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and builds_on_pretrained(facts, node.func)
+        for node in walk_same_scope(body))
 
 
 def _sync(node: ast.AST, outputs: set[str]) -> str | None:
