@@ -159,3 +159,37 @@ def test_ci_formats_give_the_row_inside_the_cell_and_name_it(nb, capsys, fmt):
     assert "cell 3: `f` is traced again" in out
     row = {"github": "line=2,", "gitlab": '"begin": 2', "sarif": '"startLine": 2', "junit": 'line="2"'}[fmt]
     assert row in out
+
+
+def test_a_one_percent_magic_over_shell_or_sql_lines_is_its_input_not_a_syntax_error():
+    """Datalab notebooks (training-data-analyst) write `%bq query` / `%bash` over SQL and shell
+    lines: those cells are masked silently; a broken Python cell after a line magic still is an error."""
+    cells = [(0, "%bq query -n taxiquery\nSELECT daynumber, COUNT(1) AS n FROM trips\nGROUP BY daynumber"),
+             (1, "%bash\ngcloud config set project $PROJECT\n"),
+             (2, "%matplotlib inline\ndef broken(:\n    pass\n"),
+             (3, "import os\nx = 1\n")]
+    notebook = build(cells)
+    assert [c.whole_masked for c in notebook.cells] == [True, True, True, False]
+    assert [c.syntax_error is not None for c in notebook.cells] == [False, False, True, False]
+
+
+def test_automagic_shell_lines_are_masked_and_python_with_those_names_is_not():
+    cells = [(0, "ls ./taxifare/trainer/\ncd ~/data\npip install tensorflow==2.16\nimport os\n"),
+             (1, "ls = [1, 2]\ncat = len(ls)\nprint(cat)\n")]
+    notebook = build(cells)
+    assert [c.syntax_error for c in notebook.cells] == [None, None]
+    assert notebook.cells[0].masked_lines == {0, 1, 2}
+    assert notebook.cells[1].masked_lines == set()
+
+
+def test_a_statement_continued_over_lines_is_not_taken_for_an_automagic():
+    cells = [(0, "history = model.fit(x,\n    epochs=2)\ncat = (1,\n  2)\n")]
+    notebook = build(cells)
+    assert notebook.cells[0].masked_lines == set() and notebook.cells[0].syntax_error is None
+
+
+def test_a_shell_command_inside_a_string_continued_with_backslashes_stays_a_string():
+    """kubeflow samples: `command="mkdir -p /x && \\` then `  cd /x && \\` lines, inside one string."""
+    cells = [(0, 'op = run(\n    command="mkdir -p /data && \\\n  cd ~/data && \\\n  curl -O x")\n')]
+    notebook = build(cells)
+    assert notebook.cells[0].masked_lines == set() and notebook.cells[0].syntax_error is None

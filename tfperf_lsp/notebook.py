@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 from tfperf_lsp.model import Edit, Pos, Span
@@ -18,6 +19,12 @@ from tfperf_lsp.model import Edit, Pos, Span
 _LINE_MAGIC = re.compile(r"^\s*(%|!|\?)")
 _ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s\[\]()*]+=\s*[%!]")
 _HELP = re.compile(r"^\s*[\w.\[\]()]+\?{1,2}\s*$")
+# IPython's automagics and shell aliases, written without `%` (`ls ./trainer/`, `cd data`,
+# `pip install x`): IPython lines when they are not Python.
+# The word is followed by an argument, never by an operator: `history = model.fit(x,` is the
+# first line of a Python statement that does not parse on its own.
+_AUTOMAGIC = re.compile(r"^\s*(ls|cd|pwd|cat|cp|mv|rm|mkdir|rmdir|ll|less|more|man|clear|pip|conda|"
+                        r"timeit|load_ext|matplotlib|pylab|tensorboard)\s+(?![=!<>+*%&|^@:,(\[{])\S")
 MASK = "pass  # masked IPython line"
 
 
@@ -34,6 +41,9 @@ class Cell:
     lines: int = 0  # module lines the cell occupies (its text plus a closing newline)
     masked_lines: set[int] = field(default_factory=set)  # cell lines replaced by MASK
     whole_masked: bool = False
+    # The cell did not parse: its lines that read as IPython automagics (`ls ./trainer/`) are
+    # masked too, tried only then, as their words are common Python names.
+    automagic: bool = False
     syntax_error: tuple[int, int, str] | None = None  # (row, col, message) inside the cell, 1-based
 
 
@@ -82,15 +92,22 @@ class Notebook:
 def read_notebook(text: str) -> tuple[dict, list[tuple[int, str]]]:
     """The parsed JSON and its code cells as (index, source); NotebookError when invalid."""
     import nbformat
+    import nbformat.reader
 
-    try:
-        node = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    try:  # parse only: nbformat.reads would also validate, logging to stderr what it finds
+        node = nbformat.reader.reads(text)
     except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and version errors
         raise NotebookError(f"not a valid Jupyter notebook: {_one_line(exc)}") from None
     if node.get("nbformat") != 4:
         raise NotebookError(f"nbformat {node.get('nbformat')} notebooks are not supported (only version 4)")
     try:
-        nbformat.validate(node)
+        # Duplicate or missing cell ids are common in real notebooks (copied cells): nbformat
+        # repairs them in this in-memory copy and warns on stderr. The file itself is never
+        # rewritten from it (fixes replace sources in the text), so the warnings say nothing
+        # to a tfperf user.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nbformat.validate(node)
     except Exception as exc:  # noqa: BLE001 - schema violations
         # Jupyter opens a notebook whose schema errors leave its code readable (a markdown cell
         # with outputs, as some tools write): so do we. Fixes rewrite only code-cell sources.
@@ -115,7 +132,7 @@ def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebo
             cell.whole_masked = True
     notebook = Notebook(cells, "", language)
     _assemble(notebook)
-    for _ in range(len(cells) + 1):
+    for _ in range(2 * len(cells) + 1):
         error = _syntax_error(notebook.text)
         if error is None:
             break
@@ -123,7 +140,12 @@ def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebo
         cell = notebook.cell_at(line) or (cells[-1] if cells else None)
         if cell is None or cell.whole_masked:
             break
-        cell.syntax_error = (line - cell.start + 1, col + 1, message)
+        if not cell.automagic and any(_AUTOMAGIC.match(text) for text in cell.source.split("\n")):
+            cell.automagic = True
+            _assemble(notebook)
+            continue
+        if not _magic_with_a_body(cell.source):
+            cell.syntax_error = (line - cell.start + 1, col + 1, message)
         cell.whole_masked = True
         _assemble(notebook)
     return notebook
@@ -145,7 +167,7 @@ def _assemble(notebook: Notebook) -> None:
                 cell.masked_lines.add(number)
                 masked.append("")
                 continued = text.rstrip().endswith("\\")
-            elif _is_ipython_line(text):
+            elif _is_ipython_line(text) or cell.automagic and _AUTOMAGIC.match(text) and not _parses(text.strip()):
                 continued = text.rstrip().endswith("\\")
                 cell.masked_lines.add(number)
                 masked.append(text[: len(text) - len(text.lstrip())] + MASK)
@@ -175,6 +197,25 @@ def _is_cell_magic(source: str) -> bool:
     for line in source.splitlines():
         if line.strip() and not line.lstrip().startswith("#"):
             return line.lstrip().startswith("%%")
+    return False
+
+
+# Magics that take the rest of the cell as their input. Datalab and early IPython notebooks
+# wrote them with one `%` (`%bq query` over SQL lines, `%bash` over shell lines).
+_BODY_MAGICS = frozenset({
+    "bash", "sh", "bq", "sql", "script", "html", "javascript", "js", "latex", "markdown", "perl", "ruby",
+    "writefile", "file", "svg", "chart", "gcs", "storage", "ml", "mlalpha", "python2", "pypy", "capture",
+    "cmd", "powershell", "sx", "system",
+})
+
+
+def _magic_with_a_body(source: str) -> bool:
+    """The cell opens with `%bash`, `%bq query`...: the lines that follow are that magic's input
+    (shell, SQL), not Python, so a syntax error there is no error of the notebook's Python."""
+    for line in source.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            match = re.match(r"\s*%(\w+)", line)
+            return match is not None and match.group(1) in _BODY_MAGICS
     return False
 
 
