@@ -193,3 +193,23 @@ def test_a_shell_command_inside_a_string_continued_with_backslashes_stays_a_stri
     cells = [(0, 'op = run(\n    command="mkdir -p /data && \\\n  cd ~/data && \\\n  curl -O x")\n')]
     notebook = build(cells)
     assert notebook.cells[0].masked_lines == set() and notebook.cells[0].syntax_error is None
+
+
+def test_duplicate_cell_ids_are_read_without_a_warning_or_a_log_line(tmp_path, monkeypatch, capsys, caplog):
+    """Copied cells keep their ids; nbformat would warn "Non-unique cell id" and repair its copy."""
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    node = json.loads(notebook_json(("code", DEFINE), ("code", LOOP)))
+    node["nbformat_minor"] = 5
+    for cell in node["cells"]:
+        cell["id"] = "same"
+    text = json.dumps(node, indent=1)
+    (tmp_path / "nb.ipynb").write_text(text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        main(["check", "nb.ipynb"])
+    out, err = capsys.readouterr()
+    assert "nb.ipynb:cell 2:2:21: TFP101" in out
+    assert not caught and "cell id" not in err and not caplog.records
+    assert (tmp_path / "nb.ipynb").read_text() == text
