@@ -285,7 +285,10 @@ class HotCode:
                 return False
             child = ancestor
         inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
-        return not any(node not in set(ast.walk(inner)) for inner in inner_loops)
+        if not inner_loops:
+            return True
+        around = set(self.facts.ancestors(node))
+        return all(inner in around for inner in inner_loops)
 
     def runs_at_most(self, node: ast.AST) -> int | None:
         """How many times ``node`` runs, when the code writes it down: module-level code runs
