@@ -15,7 +15,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
-from tfperf_lsp.rules import ALL_RULES, Example, Rule
+from tfperf_lsp.rules import ALL_RULES, Example, Rule, rule_by_code
 from tfperf_lsp.rules.context import RuleContext
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     if finding.category not in _PERFORMANCE:
         return False  # correctness traps matter everywhere, tests included
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:
-        return True
+        rule = rule_by_code(finding.code)
+        if rule is None or not rule.graph_mode_too:
+            return True
     line = finding.span.start.line
     if not ctx.settings.lint_tests and ctx.hot.in_test_line(line):
         return True

@@ -49,6 +49,22 @@ _TF1_GRAPH_SWITCHES = {
 }
 _TF1_SESSIONS = {"tensorflow.compat.v1.Session", "tensorflow.Session", "tensorflow.compat.v1.InteractiveSession"}
 _TAPE = "tensorflow.GradientTape"
+_EAGER_SWITCHES = {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.enable_eager_execution",
+                   "tensorflow.contrib.eager.enable_eager_execution"}
+# TensorFlow 1 names that TensorFlow 2 removed from ``tf`` (they live on in ``tf.compat.v1`` only).
+_TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.logging.", "tensorflow.gfile.", "tensorflow.estimator.inputs.",
+                     "tensorflow.layers.")
+_TF1_ONLY = frozenset({
+    "tensorflow.placeholder", "tensorflow.global_variables_initializer", "tensorflow.local_variables_initializer",
+    "tensorflow.tables_initializer", "tensorflow.variable_scope", "tensorflow.get_variable", "tensorflow.string_split",
+    "tensorflow.regex_replace", "tensorflow.to_float", "tensorflow.to_int32", "tensorflow.to_int64",
+    "tensorflow.train.AdamOptimizer", "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.RMSPropOptimizer",
+    "tensorflow.train.MomentumOptimizer", "tensorflow.train.AdagradOptimizer", "tensorflow.train.get_or_create_global_step",
+    "tensorflow.train.get_global_step", "tensorflow.trainable_variables", "tensorflow.global_variables",
+    "tensorflow.reset_default_graph", "tensorflow.get_default_graph", "tensorflow.py_func", "tensorflow.assign",
+    "tensorflow.random_normal", "tensorflow.random_uniform", "tensorflow.truncated_normal", "tensorflow.log",
+    "tensorflow.summary.FileWriter", "tensorflow.app.run", "tensorflow.flags.DEFINE_string",
+})
 
 
 def is_test_path(path: str | None) -> bool:
@@ -134,8 +150,26 @@ class HotCode:
     # ------------------------------------------------------------------ run-once code
     @cached_property
     def tf1_graph_mode(self) -> bool:
-        """The module builds TensorFlow 1 graphs: ops are graph nodes, not eager dispatches."""
-        return any(self.facts.qualname(c.func) in _TF1_GRAPH_SWITCHES | _TF1_SESSIONS for c in self.facts.calls)
+        """The module builds TensorFlow 1 graphs: ops are graph nodes, not eager dispatches. Either
+        it says so (``disable_eager_execution``, a ``Session``), or it is written for TensorFlow 1
+        (``tf.contrib``, ``tf.logging``...: gone in TensorFlow 2), whose default is graph mode,
+        and does not turn eager execution on."""
+        qualnames = [self.facts.qualname(c.func) or "" for c in self.facts.calls]
+        if any(q in _TF1_GRAPH_SWITCHES or q in _TF1_SESSIONS for q in qualnames):
+            return True
+        return self.tf1_only and not any(q in _EAGER_SWITCHES for q in qualnames)
+
+    @cached_property
+    def tf1_only(self) -> bool:
+        """The module calls TensorFlow 1 APIs that TensorFlow 2 removed (not through
+        ``tf.compat.v1``): it cannot run on TensorFlow 2, where our advice applies."""
+        for call in self.facts.calls:
+            qualname = self.facts.qualname(call.func) or ""
+            if qualname in _TF1_ONLY or qualname.startswith(_TF1_ONLY_MODULES):
+                return True
+        return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("tensorflow.contrib")
+                   or isinstance(n, ast.Import) and any(a.name.startswith("tensorflow.contrib") for a in n.names)
+                   for n in self.facts.imports.import_nodes.values())
 
     def is_functional_builder(self, fn: ast.AST) -> bool:
         """A def that builds a Keras functional model and does nothing else with it: it runs

@@ -57,7 +57,7 @@ class Example:
 
 
 
-def _with_general_silences(docs: str, category: str) -> str:
+def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False) -> str:
     """Add, at the end of "When it stays silent", where every rule of the category is silent
     (the engine applies it: engine._cold, analysis/hotness.py)."""
     if category not in PERFORMANCE_CATEGORIES:
@@ -66,8 +66,11 @@ def _with_general_silences(docs: str, category: str) -> str:
             "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on)")
     if category in EAGER_ADVICE_CATEGORIES:
         text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "
-                 "`compute_output_shape` / `get_config`) and in TensorFlow 1 graph code "
-                 "(`disable_eager_execution()`, `tf.compat.v1.Session`)")
+                 "`compute_output_shape` / `get_config`)")
+        if not graph_mode_too:
+            text += (" and in TensorFlow 1 graph code (`disable_eager_execution()`, `tf.compat.v1.Session`, "
+                     "or APIs TensorFlow 2 removed, such as `tf.contrib` or `tf.logging`, without "
+                     "`enable_eager_execution()`)")
     marker = "\n## Fix"
     if marker in docs:
         head, tail = docs.split(marker, 1)
@@ -92,6 +95,9 @@ class Rule:
     opt_in: ClassVar[bool] = False
     # Whether the rule offers a quick fix where its preconditions hold (`tfperf rules`, README).
     fixable: ClassVar[bool] = False
+    # The advice holds in TensorFlow 1 graph code too (``map_fn`` -> ``vectorized_map``), where
+    # the rest of its category's advice, which assumes eager execution, does not.
+    graph_mode_too: ClassVar[bool] = False
     # What ``tfperf bench`` times for this rule's findings (see ``Benchmark``).
     benchmark: ClassVar[Benchmark] = "rewrite"
 
@@ -137,7 +143,7 @@ class Rule:
         ``fixed_example`` (the first invalid example after the fix: engine.rule_docs computes it)
         as "Use instead"."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
-        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category))
+        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category, cls.graph_mode_too))
         parts += ["", f"TensorFlow guide: {cls.doc_url}"]
         if cls.invalid:
             parts += ["", "## Example"]

@@ -22,6 +22,7 @@ _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "pow",
 
 class PerElementMap(Rule):
     code = "TFP403"
+    graph_mode_too = True  # vectorized_map batches a map_fn in a TensorFlow 1 graph as well
     name = "per-element-map"
     category = "vectorize"
     severity = Severity.WARNING
