@@ -124,9 +124,9 @@ timeit(model_medium.train_on_batch, 2, X, y)  # article: 10
 try:
     # expect: K4
     from tensorflow.python.keras.layers import Dense as LegacyDense
-    # expect: K4
+    # expect-none: K4 - one finding per file, on the first import (its fix moves every one)
     from tensorflow.python.keras.models import Sequential as LegacySequential
-    # expect: K4
+    # expect-none: K4 - one finding per file, on the first import (its fix moves every one)
     from tensorflow.python.keras import optimizers as legacy_optimizers
 except ImportError:
     # Port: the legacy package may be deleted in newer TF (tensorflow/tensorflow PR #58169).
@@ -157,7 +157,7 @@ for _ in range(10):
 print("predict   Time/iter: %.4f sec" % ((time() - t0) / 10))
 t0 = time()
 for _ in range(10):
-    # expect: G1
+    # expect-none: G1 - ten calls written down: too few for a graph to pay back (TFP302 stays silent at 100 or fewer)
     preds = model_small(X)
 print("model(x)  Time/iter: %.4f sec" % ((time() - t0) / 10))
 

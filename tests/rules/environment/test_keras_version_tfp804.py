@@ -30,7 +30,8 @@ def test_keras2_on_old_tensorflow_uses_tf_keras_namespace_of_tensorflow(monkeypa
     import tfperf_lsp.rules.keras.legacy_keras_import as rule
 
     monkeypatch.setattr(rule, "tf_before_216", lambda: True)
-    assert "from tensorflow.keras import backend as K" in fixed("from tensorflow.python.keras import backend as K\n", {"TFP804"}, KERAS2)
+    code = "from tensorflow.python.keras import layers\nfrom tensorflow.python.keras import backend as K\n"
+    assert "from tensorflow.keras import backend as K" in fixed(code, {"TFP804"}, KERAS2)
 
 
 @pytest.mark.parametrize(
@@ -38,7 +39,8 @@ def test_keras2_on_old_tensorflow_uses_tf_keras_namespace_of_tensorflow(monkeypa
     [
         ("from tensorflow.python import keras\n", "from tensorflow import keras\n", "import tf_keras as keras\n"),
         ("import tensorflow.python.keras as K\n", "from tensorflow import keras as K\n", "import tf_keras as K\n"),
-        ("import tensorflow.python.keras.backend as K\n", None, "import tf_keras.backend as K\n"),
+        ("import tensorflow.python.keras.models as M\nimport tensorflow.python.keras.backend as K\n", None,
+         "import tf_keras.models as M\nimport tf_keras.backend as K\n"),
         ("from tensorflow.python.keras.layers import CuDNNLSTM\n", None, "from tf_keras.layers import CuDNNLSTM\n"),
     ],
 )
@@ -48,7 +50,7 @@ def test_legacy_import_forms(code, keras3, keras2, monkeypatch):
     monkeypatch.setattr(rule, "tf_before_216", lambda: False)
     [finding] = findings(code, "TFP804", KERAS3)
     if keras3 is None:
-        assert finding.fix_title is None  # not one-to-one in Keras 3 (backend API, dropped layer)
+        assert finding.fix_title is None  # not one-to-one in Keras 3 (backend API, dropped layer): no import of the file moves
     else:
         assert fixed(code, {"TFP804"}, KERAS3) == keras3
     assert fixed(code, {"TFP804"}, KERAS2) == keras2

@@ -54,8 +54,14 @@ class LegacyKerasImport(Rule):
     attribute 'DistributedDatasetInterface'`; `train_on_batch` still runs; a legacy `Dense`
     passed to a `tf.keras.Sequential` raises ValueError.
 
+    One finding per file, on its first such import; the fix moves every one of them (and is
+    offered only when it can move them all).
+
     ## When it stays silent
-    For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
+    In code written for TensorFlow 1 (it calls `tf.contrib`, `tf.logging`, `tf.Session`... that
+    TensorFlow 2 removed): there this path was `tf.keras` itself, and the file cannot run on
+    TensorFlow 2 for other reasons. When the file imports only helpers from it (`preprocessing`,
+    `utils`, `backend`): no model is built from its classes. For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
     and for other `tensorflow.python` internals. For a version-gated fallback: an import in a
     branch of an `if` on a version (`if tf.__version__ < ...`) or in the `except ImportError`
     fallback of a `try`, where it runs only on the old TensorFlow it is right for.
@@ -105,23 +111,58 @@ class LegacyKerasImport(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
+        if ctx.hot.tf1_only:
+            return  # written for TensorFlow 1 (tf.contrib...), where this path was tf.keras itself
         target = target_keras(facts, ctx.settings)
-        for node in _imports(facts):
-            legacy = _legacy_module(node)
-            if legacy is None or _version_gated(facts, node):
-                continue
-            replacement = _replacement(facts, node, target)
-            public = _public_name(facts, target)
-            title = f"Import from {replacement[1]}" if replacement else None
-            yield self.finding(
-                ctx, node,
-                f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 (a separate class hierarchy; on "
-                f"TF 2.21 its fit() fails): import from {public} instead",
-                label="legacy Keras import",
-                fix=partial(_import_public, ctx, node, replacement[0], replacement[2], title) if replacement and title else None,
-                fix_title=title,
-                fix_applicability="unsafe",
-            )
+        legacy_imports = [(node, legacy) for node in _imports(facts)
+                          if (legacy := _legacy_module(node)) is not None and not _version_gated(facts, node)]
+        hierarchy = [(node, legacy) for node, legacy in legacy_imports if not _helpers_only(node, legacy)]
+        if not hierarchy:
+            return  # text preprocessing, utils, backend helpers: no model is built from the old classes
+        # One finding per file, on the first import of its classes: moving off the private copy
+        # is one decision, and files import it line after line (8 or 9 in a row is common).
+        node, legacy = hierarchy[0]
+        public = _public_name(facts, target)
+        replacements = [(other, _replacement(facts, other, target)) for other, _ in legacy_imports]
+        fixable = [(other, r) for other, r in replacements if r is not None]
+        more = len(legacy_imports) - 1
+        also = f" (and {more} more import{'s' if more > 1 else ''} of it below)" if more else ""
+        title = None
+        if fixable and len(fixable) == len(legacy_imports):
+            title = f"Import from {fixable[0][1][1]}" + (f" ({len(fixable)} imports)" if more else "")
+        yield self.finding(
+            ctx, node,
+            f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 (a separate class hierarchy; on "
+            f"TF 2.21 its fit() fails){also}: import from {public} instead",
+            label="legacy Keras import",
+            fix=partial(_import_all_public, ctx, fixable, title) if title else None,
+            fix_title=title,
+            fix_applicability="unsafe",
+        )
+
+
+_HELPER_MODULES = ("preprocessing", "utils", "backend")
+
+
+def _helpers_only(node: Import, legacy: str) -> bool:
+    """The import brings only helpers (``tensorflow.python.keras.preprocessing.sequence``,
+    ``utils``, ``backend``), no layer, model or optimizer: the class hierarchies do not mix."""
+    rest = legacy[len(LEGACY):].lstrip(".")
+    if rest:
+        return rest.split(".")[0] in _HELPER_MODULES
+    if isinstance(node, ast.ImportFrom):
+        return all(a.name in _HELPER_MODULES for a in node.names)
+    return False
+
+
+def _import_all_public(ctx: RuleContext, fixable: list, title: str) -> Fix | None:
+    edits: list[Edit] = []
+    for node, (text, _, whole) in fixable:
+        fix = _import_public(ctx, node, text, whole, title)
+        if fix is None:
+            return None
+        edits.extend(fix.edits)
+    return Fix(title, tuple(edits), "unsafe")
 
 
 def _import_public(ctx: RuleContext, node: Import, text: str, whole: bool, title: str) -> Fix | None:
