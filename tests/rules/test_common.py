@@ -10,8 +10,8 @@ LATE_IMPORT = textwrap.dedent(
     from tensorflow import keras
 
     net = keras.Sequential([keras.layers.Dense(2)])
-    for i in range(10):
-        net(np.ones([1, 4]))
+    for batch in batches:
+        net(batch)
 
     import tensorflow as tf  # imported late, as scripts often do
     """
@@ -23,7 +23,7 @@ def test_fix_that_needs_tf_above_a_late_import_adds_one():
     finding = next(f for f in analysis.findings if f.code == "TFP302")
     fixed = apply_edits(LATE_IMPORT, fix_for(analysis, finding).edits)
     assert fixed.startswith("import tensorflow as tf\n")
-    assert "net_graph = tf.function(net)\nfor i in range(10):\n    net_graph(np.ones([1, 4]))" in fixed
+    assert "net_graph = tf.function(net)\nfor batch in batches:\n    net_graph(batch)" in fixed
     compile(fixed, "<fixed>", "exec")
 
 

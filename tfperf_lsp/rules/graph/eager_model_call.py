@@ -42,8 +42,11 @@ class EagerModelCall(Rule):
     When the call is already inside a tf.function, when the model is re-created in the loop,
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
-    (periodic), or once per epoch beside the inner loop that does the steps; and in loops over a
-    handful of literal items (`for training in (False, True)`). When the loop also runs a
+    (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
+    handful of literal items (`for training in (False, True)`), and when the code writes down
+    that the call runs 100 times or fewer in all (`for i in range(10)` at module level). When the
+    loop is an eager training step (`optimizer.apply_gradients` in it, or a helper it calls opens
+    a `GradientTape`): the step is what to compile (TFP301), not this extra forward pass. When the loop also runs a
     TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a
     function this file never runs itself (dead code, or library code whose callers may trace it).
     When the model is or wraps a pretrained network (`keras.applications`, TF Hub, a
@@ -61,11 +64,11 @@ class EagerModelCall(Rule):
             import tensorflow as tf
 
             net = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(2)])
-            x = tf.random.normal([1, 8], seed=1)
+            batches = tf.data.Dataset.from_tensor_slices(tf.random.normal([64, 8], seed=1)).batch(8)
             outputs = []
-            for i in range(10):
+            for x in batches:
                 outputs.append(net(x))
-            result = tf.stack(outputs)
+            result = tf.concat(outputs, axis=0)
             """,
         ),
     )
@@ -101,6 +104,10 @@ class EagerModelCall(Rule):
                 continue  # periodic, once per epoch, or a handful of iterations
             if not ctx.hot.runs_eagerly_in_script(call):
                 continue  # a function this file never runs (dead code, or a library's)
+            if ctx.hot.runs_few_times([call]):
+                continue  # the code writes down 100 calls or fewer: the dispatch saved is a blink
+            if _trains_eagerly(facts, loops[0]):
+                continue  # the loop is an eager training step: TFP301's hint, not this extra forward pass
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops):
@@ -137,6 +144,25 @@ def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str) -> Fi
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == model and not _under_tape(facts, node):
             edits.append(Edit(ctx.source.span(node.func), f"{model}_graph"))
     return Fix(title, (*edits, *extra))
+
+
+_OPTIMIZER_STEPS = frozenset({"apply_gradients", "minimize"})
+
+
+def _trains_eagerly(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """The loop runs an optimizer step eagerly: ``optimizer.apply_gradients`` in its body, or a
+    local def it calls opens a ``GradientTape`` (``loss, grads = grad(model, x, y)``: the
+    TensorFlow guide's custom training walkthrough)."""
+    for node in walk_same_scope(loop):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _OPTIMIZER_STEPS:
+            return True
+        target = facts.resolve_def(node.func, node)
+        if target is not None and facts.tf_function_for_def(target) is None and any(
+                isinstance(inner, ast.Call) and facts.qualname(inner.func) == _TAPE for inner in walk_same_scope(target)):
+            return True
+    return False
 
 
 def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:
