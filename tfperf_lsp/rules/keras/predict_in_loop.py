@@ -134,7 +134,7 @@ class PredictInLoop(Rule):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")
-            carried = x is not None and _built_from_earlier_iterations(facts, loops[0], x)
+            carried = x is not None and (_built_from_earlier_iterations(facts, loops[0], x) or _stateful(facts))
             if _recurrent(facts, receiver, call):
                 # Called directly, a recurrent model runs its time loop op by op: no faster than
                 # predict on a short sequence, much slower on a long one; a graph of it is fast.
@@ -283,8 +283,9 @@ _MUTATORS = frozenset({"append", "extend", "insert"})
 def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST) -> bool:
     """The input ``x`` reads a value the loop carries from one iteration to the next: a name the
     loop updates (``tokens.append(...)``, ``seq += ...``) or rebinds from itself
-    (``arpegio = tf.concat([arpegio, note], 1)``), directly or through names the loop assigns
-    from it. Then the calls cannot be stacked into one ``predict``."""
+    (``arpegio = tf.concat([arpegio, note], 1)``) or assigns after the call (``target_seq``
+    rebuilt from the sampled token, in a greedy decoder), directly or through names the loop
+    assigns from it. Then the calls cannot be stacked into one ``predict``."""
     if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
         return False  # a comprehension: its iterations cannot see each other
     body = [n for stmt in loop.body for n in walk_same_scope(stmt)]
@@ -301,18 +302,28 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
               and isinstance(node.func.value, ast.Name)):
             updated.add(node.func.value.id)
     read = {n.id for n in ast.walk(x) if isinstance(n, ast.Name)}
+    at = (x.lineno, x.col_offset)  # type: ignore[attr-defined]
+    later = {name for node in body if isinstance(node, ast.Assign) and (node.lineno, node.col_offset) > at
+             for target in node.targets for name in target_names(target)}
     seen: set[str] = set()
     while read - seen:
         name = (read - seen).pop()
         seen.add(name)
-        if name in updated:
-            return True
+        if name in updated or name in later:
+            return True  # updated, or assigned after the call: the call reads the last iteration's value
         for value in assigned.get(name, []):
             reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             if name in reads:
                 return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
             read |= reads
     return False
+
+
+def _stateful(facts: ModuleFacts) -> bool:
+    """A layer of this file keeps its state from one call to the next (``LSTM(..., stateful=True)``):
+    each ``predict`` continues where the last one stopped, so the calls cannot be stacked."""
+    return any(isinstance(k.value, ast.Constant) and k.value.value is True
+               for c in facts.calls for k in c.keywords if k.arg == "stateful")
 
 
 def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
