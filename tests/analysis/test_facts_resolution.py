@@ -113,3 +113,20 @@ def test_a_def_that_rebinds_an_assigned_name_is_what_later_calls_run():
     assert decorated.node is not None and wrapped.node is not None and decorated.stmt is decorated.node
     assert facts.resolve_tf_function(calls[0].func, calls[0]) is wrapped
     assert facts.resolve_tf_function(calls[1].func, calls[1]) is decorated
+
+
+def test_the_two_branches_of_an_if_are_exclusive_and_a_join_is_not():
+    import ast as _ast
+
+    from tfperf_lsp.analysis.facts import ModuleFacts
+    from tfperf_lsp.analysis.source import SourceText
+
+    code = ("if training:\n    ds = ds.repeat()\n    a = 1\nelse:\n    ds = ds.map(f)\n"
+            "    if x:\n        b = 2\n    else:\n        c = 3\nds = ds.batch(2)\n")
+    facts = ModuleFacts(_ast.parse(code), SourceText(code))
+    stmts = {getattr(n, "lineno", 0): n for n in _ast.walk(facts.tree) if isinstance(n, _ast.Assign)}
+    assert facts.in_exclusive_branches(stmts[2], stmts[5])  # if body / else
+    assert not facts.in_exclusive_branches(stmts[2], stmts[3])  # the same branch
+    assert facts.in_exclusive_branches(stmts[7], stmts[9])  # a nested if/else
+    assert facts.in_exclusive_branches(stmts[3], stmts[9])  # the outer branches, one nested deeper
+    assert not facts.in_exclusive_branches(stmts[2], stmts[10])  # after the if: both branches flow in

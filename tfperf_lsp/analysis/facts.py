@@ -366,6 +366,24 @@ class ModuleFacts:
         before = [c for c in candidates if _position(c) < _position(at)]
         return max(before, key=_position) if before else None
 
+    def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
+        """``a`` and ``b`` lie in the two branches of one ``if``/``else``: one never runs after
+        the other (``if training: ds = ds.repeat()`` does not reach the ``else`` branch)."""
+        branch_of_b: dict[ast.AST, str] = {}
+        child = b
+        for ancestor in self.ancestors(b):
+            if isinstance(ancestor, ast.If):
+                branch_of_b[ancestor] = _branch(ancestor, child)
+            child = ancestor
+        if not branch_of_b:
+            return False
+        child = a
+        for ancestor in self.ancestors(a):
+            if ancestor in branch_of_b:  # the innermost if around both
+                return {_branch(ancestor, child), branch_of_b[ancestor]} == {"body", "orelse"}
+            child = ancestor
+        return False
+
     def _passed_assignment(self, fn: ast.AST, param: str) -> ast.AST | None:
         """What a parameter holds: the assignment of the name every call site in this file
         passes for it (``generate(model)`` -> ``model = ...``); None when the callers disagree,
@@ -476,6 +494,10 @@ class ModuleFacts:
                         result.setdefault(name, []).append(node)
         self._assignments[scope] = result
         return result
+
+
+def _branch(if_node: ast.If, child: ast.AST) -> str:
+    return "body" if child in if_node.body else "orelse" if child in if_node.orelse else "test"
 
 
 def _argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:

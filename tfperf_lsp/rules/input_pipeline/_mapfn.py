@@ -27,7 +27,7 @@ EXPENSIVE_COST = 6
 # Ops that take one element (a scalar string): a batch cannot go through them.
 _PER_ELEMENT_PREFIXES = (
     "tensorflow.io.read_file", "tensorflow.io.decode_", "tensorflow.image.decode_", "tensorflow.io.parse_single_",
-    "tensorflow.audio.decode_",
+    "tensorflow.audio.decode_", "tensorflow.io.encode_", "tensorflow.image.encode_",
 )
 PY_OPS = {"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.compat.v1.py_func", "tensorflow.py_func"}
 _PURE_BUILTINS = {"int", "float", "bool", "len", "tuple", "list", "dict", "range", "zip", "min", "max", "abs",
@@ -121,7 +121,10 @@ def _analyse(facts: ModuleFacts, fn: Function, depth: int) -> MapFunction:
     result = MapFunction(fn, [a.arg for a in args.posonlyargs + args.args])
     local = set(result.params) | set(facts.assignments_in(fn)) if isinstance(fn, FunctionNode) else set(result.params)
     # ast.walk, not walk_same_scope: a lambda nested in f runs as part of f.
+    off = _switched_off(fn) if depth == 0 else set()
     for node in ast.walk(fn):
+        if off and id(node) in off:
+            continue
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             result.stateful = result.stateful or "a global variable"
         elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
@@ -138,6 +141,26 @@ def _analyse(facts: ModuleFacts, fn: Function, depth: int) -> MapFunction:
     result.identity = _is_identity(fn, result)
     result.elementwise = not (result.random or result.stateful or result.unknown) and _elementwise(facts, fn)
     return result
+
+
+def _switched_off(fn: Function) -> set[int]:
+    """Nodes under ``if flag:`` where ``flag`` is a parameter defaulting to False/None/0: given
+    to ``map`` directly, the function gets the element's components only, so the flag keeps its
+    default and that branch is never traced (``read_and_preprocess(img, label,
+    random_augment=False)``: its random crops run only when a wrapper passes True)."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    flags = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and not d.value}
+    skipped: set[int] = set()
+    if not flags or not isinstance(fn, FunctionNode):
+        return skipped
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags \
+                and not any(isinstance(n, ast.Name) and n.id == node.test.id and isinstance(n.ctx, ast.Store) for n in ast.walk(fn)):
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skipped
 
 
 def _call(facts: ModuleFacts, call: ast.Call, result: MapFunction, local: set[str], depth: int) -> None:

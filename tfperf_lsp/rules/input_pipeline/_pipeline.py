@@ -248,7 +248,8 @@ class Pipelines:
             if not candidates and not is_parameter(scope, name.id):
                 candidates = facts.module_assignments.get(name.id, [])  # a module-level dataset
                 stmt = None
-        before = [c for c in candidates if stmt is None or line_of(c) < stmt.lineno]
+        before = [c for c in candidates if (stmt is None or line_of(c) < stmt.lineno)
+                  and not facts.in_exclusive_branches(c, name)]  # the if's body never flows into its else
         if not before:
             return None
         latest = max(before, key=line_of)
@@ -384,3 +385,12 @@ def _takes_few(used: Step, step: Step) -> bool:
             count = current.call.args[0] if current.call.args else None
             return isinstance(count, ast.Constant) and isinstance(count.value, int) and 0 <= count.value <= PREVIEW
     return False
+
+
+def autotune(ctx: RuleContext) -> str:
+    """How this file should spell AUTOTUNE after ``tf.``: ``data.experimental.AUTOTUNE`` in code
+    written for TensorFlow 1 (``tf.data.AUTOTUNE`` arrived in 2.4) or where the file already
+    spells it so; ``data.AUTOTUNE`` otherwise."""
+    if ctx.hot.tf1_only or "data.experimental.AUTOTUNE" in ctx.source.text:
+        return "data.experimental.AUTOTUNE"
+    return "data.AUTOTUNE"

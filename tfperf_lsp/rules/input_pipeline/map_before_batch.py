@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import partial
 from typing import Iterator, Literal
 
@@ -39,8 +40,9 @@ class MapBeforeBatch(Rule):
 
     ## When it stays silent
     For identity/re-packing functions, for functions not defined in this file, for functions with ops that take a single element
-    (`tf.io.read_file`, `decode_jpeg`/`decode_png`, `parse_single_example`: there the batched
-    form needs different ops, such as `parse_example`), before `padded_batch`/`ragged_batch` (elements of
+    (`tf.io.read_file`, `decode_jpeg`/`decode_png`, `encode_jpeg`, `parse_single_example`: there
+    the batched form needs different ops, such as `parse_example`), after a map that decodes
+    images or audio (the elements differ in shape until a later map resizes them), before `padded_batch`/`ragged_batch` (elements of
     different shapes), and when another step sits between the map and the batch. When `f` is
     not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
     below 8: `.batch(1)` saves almost nothing), or `f` indexes its element (`window[:-1]`, `x[0]`:
@@ -100,6 +102,8 @@ class MapBeforeBatch(Rule):
             fn = model.map_function(step)
             if fn.identity or fn.per_element or fn.node is None:
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
+            if _decoded_upstream(model, step):
+                continue  # decoded images differ in size: this map makes them batchable, it must come first
             label = function_label(step.call)
             b = ctx.source.segment(batch.call.args[0]) if batch.call.args else "..."
             form = _form(ctx, model, step, batch) if fn.elementwise else None
@@ -204,5 +208,19 @@ def _indexes_its_element(fn: MapFunction) -> bool:
     for node in ast.walk(fn.node):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params:
             if not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+                return True
+    return False
+
+
+_VARIABLE_SHAPE_DECODERS = re.compile(r"decode_(jpeg|png|gif|bmp|image|webp)|audio\.decode_")
+
+
+def _decoded_upstream(model, step) -> bool:
+    """An earlier map of the pipeline decodes (``decode_jpeg``...): its elements can differ in
+    shape until a later map resizes them, so no map between them can move after the batch."""
+    for before in step.upstream():
+        if before is not step and before.method == "map":
+            per_element = model.map_function(before).per_element or ""
+            if _VARIABLE_SHAPE_DECODERS.search(per_element):
                 return True
     return False

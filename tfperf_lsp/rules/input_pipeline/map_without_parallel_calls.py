@@ -17,7 +17,7 @@ from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, function_argument, function_label
 from tfperf_lsp.rules.input_pipeline._astutil import option_set_false
-from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, pipelines
+from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, autotune, pipelines
 
 # Options that stop tf.data from parallelising stateless maps by itself.
 _AUTO_PARALLEL_OFF = re.compile(r"\b(map_parallelization|apply_default_optimizations|autotune\.enabled)\s*=\s*False")
@@ -130,12 +130,13 @@ class MapWithoutParallelCalls(Rule):
             if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
             label = function_label(call)
+            tune = f"tf.{autotune(ctx)}"
             if fn.stateful or fn.random:
                 yield self.finding(
                     ctx, step.method_node(),
                     f"`map({label})` runs {label} on one element at a time: {label} is stateful "
                     f"({fn.stateful or fn.random}), so tf.data does not parallelise it by itself; "
-                    f"`num_parallel_calls=tf.data.AUTOTUNE` would, if a different order of calls is acceptable",
+                    f"`num_parallel_calls={tune}` would, if a different order of calls is acceptable",
                     label="serial map",
                 )
                 continue
@@ -144,10 +145,10 @@ class MapWithoutParallelCalls(Rule):
             options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
             yield self.finding(
                 ctx, step.method_node(),
-                f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls=tf.data.AUTOTUNE`",
+                f"`map({label})` runs {label} on one element at a time: add `num_parallel_calls={tune}`",
                 label="serial map",
                 fix=partial(_add_parallel_calls, ctx, step),
-                fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
+                fix_title=f"Add num_parallel_calls={tune}",
                 fix_applicability="unsafe" if options else "safe",
             )
 
@@ -164,13 +165,14 @@ class MapWithoutParallelCalls(Rule):
             reader = _file_reader(ctx.facts, function_argument(call))
             if reader is None or model.only_previewed(step):
                 continue  # not a file reader; or a preview of a few lines, whose speed does not matter
+            tune = f"tf.{autotune(ctx)}"
             yield self.finding(
                 ctx, step.method_node(),
-                f"`interleave({reader})` reads its files one at a time: add `num_parallel_calls=tf.data.AUTOTUNE` "
+                f"`interleave({reader})` reads its files one at a time: add `num_parallel_calls={tune}` "
                 f"to read several in parallel (tf.data does not parallelise an interleave by itself)",
                 label="serial interleave",
                 fix=partial(_add_parallel_calls, ctx, step),
-                fix_title="Add num_parallel_calls=tf.data.AUTOTUNE",
+                fix_title=f"Add num_parallel_calls={tune}",
             )
 
 
@@ -181,9 +183,9 @@ def _add_parallel_calls(ctx: RuleContext, step: Step) -> Fix | None:
     stmt = ctx.facts.statement_of(step.call)
     edit = replace_in_statement(
         ctx.source, stmt, step.call, cst.Call,
-        lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.data.AUTOTUNE"),
+        lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.{autotune(ctx)}"),
     )
-    return Fix(f"Add num_parallel_calls={alias}.data.AUTOTUNE", (edit, *extra)) if edit else None
+    return Fix(f"Add num_parallel_calls={alias}.{autotune(ctx)}", (edit, *extra)) if edit else None
 
 
 def _cheap(facts: ModuleFacts, call: ast.Call, fn: MapFunction) -> bool:

@@ -16,6 +16,7 @@ from tfperf_lsp.rules.input_pipeline._pipeline import (
     LIGHT_METHODS,
     WORK_METHODS,
     Step,
+    autotune,
     dataset_label,
     pipelines,
 )
@@ -128,13 +129,14 @@ class NoPrefetch(Rule):
             reported.add(end)
             name = dataset_label(ctx, end)
             how = _HOW.get(consumer.kind, "consumed")
+            tune = f"tf.{autotune(ctx)}"
             yield self.finding(
                 ctx, end.method_node(),
-                f"The pipeline {name} is {how} without `.prefetch`: append `.prefetch(tf.data.AUTOTUNE)` "
+                f"The pipeline {name} is {how} without `.prefetch`: append `.prefetch({tune})` "
                 f"so that preparing the next batch overlaps the current step",
                 label="no prefetch",
                 fix=partial(_append_prefetch, ctx, end),
-                fix_title="Append .prefetch(tf.data.AUTOTUNE)",
+                fix_title=f"Append .prefetch({tune})",
             )
 
 
@@ -143,7 +145,8 @@ def _append_prefetch(ctx: RuleContext, step: Step) -> Fix:
     prepared while the current one is used."""
     alias, extra = tf_alias(ctx, ctx.source.span(step.method_node()).start.line)
     end = ctx.source.span(step.call).end
-    return Fix(f"Append .prefetch({alias}.data.AUTOTUNE)", (Edit(Span(end, end), f".prefetch({alias}.data.AUTOTUNE)"), *extra))
+    tune = f"{alias}.{autotune(ctx)}"
+    return Fix(f"Append .prefetch({tune})", (Edit(Span(end, end), f".prefetch({tune})"), *extra))
 
 
 def _without_prefetch(step: Step) -> Step | None:
