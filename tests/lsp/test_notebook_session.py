@@ -146,3 +146,13 @@ async def test_closing_the_notebook_clears_its_cells(client):
             break
         await asyncio.sleep(0.05)
     assert list(client.diagnostics[loop]) == [] and list(client.diagnostics[define]) == []
+
+
+async def test_a_datalab_body_magic_cell_is_quiet_and_the_other_cells_are_analysed(client):
+    """`%bq query` over SQL lines (Datalab notebooks, training-data-analyst) is the magic's input:
+    the server shows nothing on it and analyses the Python cells around it as one module."""
+    sql = "%bq query -n taxiquery\nSELECT daynumber, COUNT(1) AS n FROM trips\nGROUP BY daynumber\n"
+    _, (query, define, loop) = open_notebook(client, [(CODE, sql), (CODE, DEFINE), (CODE, LOOP)])
+    in_loop = await diagnostics(client, loop, version=1)
+    assert [d.code for d in in_loop] == ["TFP101"]
+    assert not client.diagnostics.get(query)
