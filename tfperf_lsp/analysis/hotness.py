@@ -154,19 +154,21 @@ class HotCode:
         it says so (``disable_eager_execution``, a ``Session``), or it is written for TensorFlow 1
         (``tf.contrib``, ``tf.logging``...: gone in TensorFlow 2), whose default is graph mode,
         and does not turn eager execution on."""
-        qualnames = [self.facts.qualname(c.func) or "" for c in self.facts.calls]
+        qualnames = self._called_qualnames
         if any(q in _TF1_GRAPH_SWITCHES or q in _TF1_SESSIONS for q in qualnames):
             return True
         return self.tf1_only and not any(q in _EAGER_SWITCHES for q in qualnames)
 
     @cached_property
+    def _called_qualnames(self) -> list[str]:
+        return [self.facts.qualname(c.func) or "" for c in self.facts.calls]
+
+    @cached_property
     def tf1_only(self) -> bool:
         """The module calls TensorFlow 1 APIs that TensorFlow 2 removed (not through
         ``tf.compat.v1``): it cannot run on TensorFlow 2, where our advice applies."""
-        for call in self.facts.calls:
-            qualname = self.facts.qualname(call.func) or ""
-            if qualname in _TF1_ONLY or qualname.startswith(_TF1_ONLY_MODULES):
-                return True
+        if any(q in _TF1_ONLY or q.startswith(_TF1_ONLY_MODULES) for q in self._called_qualnames):
+            return True
         return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("tensorflow.contrib")
                    or isinstance(n, ast.Import) and any(a.name.startswith("tensorflow.contrib") for a in n.names)
                    for n in self.facts.imports.import_nodes.values())

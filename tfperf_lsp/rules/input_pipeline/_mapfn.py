@@ -156,9 +156,9 @@ def _switched_off(fn: Function) -> set[int]:
     skipped: set[int] = set()
     if not flags or not isinstance(fn, FunctionNode):
         return skipped
+    flags -= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # rebound: not the default
     for node in ast.walk(fn):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags \
-                and not any(isinstance(n, ast.Name) and n.id == node.test.id and isinstance(n.ctx, ast.Store) for n in ast.walk(fn)):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags:
             skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     return skipped
 

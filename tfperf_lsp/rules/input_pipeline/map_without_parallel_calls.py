@@ -180,12 +180,13 @@ def _add_parallel_calls(ctx: RuleContext, step: Step) -> Fix | None:
     """``ds.map(parse)`` -> ``ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)`` (the same for
     ``interleave``): elements are processed on several cores."""
     alias, extra = tf_alias(ctx, ctx.source.span(step.method_node()).start.line)
+    tune = f"{alias}.{autotune(ctx)}"
     stmt = ctx.facts.statement_of(step.call)
     edit = replace_in_statement(
         ctx.source, stmt, step.call, cst.Call,
-        lambda c: with_keyword(c, "num_parallel_calls", f"{alias}.{autotune(ctx)}"),
+        lambda c: with_keyword(c, "num_parallel_calls", tune),
     )
-    return Fix(f"Add num_parallel_calls={alias}.{autotune(ctx)}", (edit, *extra)) if edit else None
+    return Fix(f"Add num_parallel_calls={tune}", (edit, *extra)) if edit else None
 
 
 def _cheap(facts: ModuleFacts, call: ast.Call, fn: MapFunction) -> bool:
