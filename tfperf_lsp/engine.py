@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from tfperf_lsp import selectors, suppressions
 from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.reparse import Parsed
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
@@ -44,13 +45,17 @@ def analyze(
     settings: Settings | None = None,
     workspace=None,
     rules: list[Rule] | None = None,
+    previous: Parsed | None = None,
 ) -> Analysis:
+    """Findings of ``text``. ``previous``, an earlier version of the same file with its tree,
+    lets the parse re-use the statements an edit did not touch (the result is the same)."""
     settings = settings or Settings()
     source = SourceText(text, path)
-    tree = source.parse()
+    tree = source.parse(previous)
     if isinstance(tree, ParseError):
         return Analysis(source, [], parse_error=tree)
-    ctx = RuleContext(source, ModuleFacts(tree, source), settings, path, workspace)
+    facts = ModuleFacts(tree, source, previous.statement_walks if previous is not None else None)
+    ctx = RuleContext(source, facts, settings, path, workspace)
     findings: list[Finding] = []
     errors: list[tuple[str, str]] = []
     for rule in rules or ALL_RULES:

@@ -10,6 +10,7 @@ import time
 from dataclasses import replace
 from functools import partial
 
+from tfperf_lsp.analysis.reparse import Parsed
 from tfperf_lsp.engine import Analysis, analyze
 from tfperf_lsp.model import Finding
 
@@ -23,7 +24,7 @@ class DocumentSession:
 
     def update(self, text: str, settings=None, workspace=None) -> Analysis:
         started = time.perf_counter()
-        analysis = analyze(text, self.path, settings, workspace)
+        analysis = analyze(text, self.path, settings, workspace, previous=self._parsed())
         self.last_seconds = time.perf_counter() - started
         if analysis.parse_error is None:
             analysis = Rebuildable(analysis, lambda: analyze(text, self.path, settings, workspace))
@@ -33,6 +34,15 @@ class DocumentSession:
             analysis = replace(analysis, findings=carried, stale=True)
         self.current = analysis
         return analysis
+
+    def _parsed(self) -> Parsed | None:
+        """The last version that parsed, with its tree, while the tree is kept: a keystroke then
+        parses only the statements it changed."""
+        good = self.last_good
+        if isinstance(good, Rebuildable) and good.has_trees and good.ctx is not None:
+            facts = good.ctx.facts
+            return Parsed(good.source.lines, facts.tree, facts.statement_walks)
+        return None
 
     def drop_trees(self) -> None:
         """Forget the syntax trees (most of a document's memory); rebuilt if a fix needs them."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,7 +66,11 @@ def _is_staticmethod(node: ast.AST) -> bool:
 
 
 class ModuleFacts:
-    def __init__(self, tree: ast.Module, source: SourceText):
+    def __init__(self, tree: ast.Module, source: SourceText,
+                 known_walks: Mapping[ast.stmt, _Walk] | None = None):
+        """``known_walks``: the statement walks of an earlier version of the file (its
+        ``statement_walks``), re-used for the statements that are the same objects. None: one
+        walk of the whole module, and no statement walks kept (the CLI analyses a text once)."""
         self.tree = tree
         self.source = source
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -87,61 +91,69 @@ class ModuleFacts:
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
-        imports = self._walk()
+        # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
+        # and a tree whose nodes point back at it would wait for the cycle collector.
+        self.statement_walks: dict[ast.stmt, _Walk] = {}
+        imports = self._walk_module() if known_walks is None else self._walk_statements(known_walks)
         self.imports = ImportMap(tree, imports)
         self._find_tf_functions()
 
     # ----------------------------------------------------------------- construction
-    def _walk(self) -> list[ast.stmt]:
+    def _walk_module(self) -> list[ast.stmt]:
         """The one full traversal: parents, the node lists rules need, module-level assignments."""
-        parents = self._parents
-        imports: list[ast.stmt] = []
-        module_assignments = self.module_assignments
-        # (node, at module level?) - module level ends at the first def, lambda or class.
-        stack: list[tuple[ast.AST, bool]] = [(self.tree, True)]
-        while stack:
-            node, module_level = stack.pop()
-            kind = type(node)
-            child_module_level = module_level and kind not in _SCOPE_TYPES
-            for child in child_nodes(node):
-                parents[child] = node
-                stack.append((child, child_module_level))
-            # Dispatch on the exact type (faster than isinstance chains); ``typed`` is the node
-            # as the branch's type, which mypy cannot infer from ``kind is ...``.
-            typed: Any = node
-            if kind is ast.Name:
-                uses = self.names.get(typed.id)
-                if uses is None:
-                    self.names[typed.id] = [typed]
-                else:
-                    uses.append(typed)
-            elif kind is ast.Call:
-                self.calls.append(typed)
-            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-                self.functions.append(typed)
-            elif kind is ast.ClassDef:
-                self.classes.append(typed)
-            elif kind in _LOOP_TYPES:
-                self.loops.append(typed)
-            elif kind is ast.withitem:
-                self.with_items.append(typed)
-            elif kind is ast.Global:
-                self.global_statements.append(typed)
-            elif kind in (ast.Import, ast.ImportFrom):
-                imports.append(typed)
-            if module_level and kind in _MODULE_ASSIGNMENT_TYPES:
-                targets = typed.targets if kind is ast.Assign else [typed.target]
-                for target in targets:
-                    for name in target_names(target):
-                        module_assignments.setdefault(name, []).append(typed)
-        # Walk order is not source order; rules report in source order.
-        for items in cast("tuple[list[Any], ...]", (self.calls, self.functions, self.classes, self.loops)):
-            items.sort(key=lambda n: (n.lineno, n.col_offset))
-        for stmts in module_assignments.values():
-            stmts.sort(key=lambda n: n.lineno)
+        whole = _Walk(self.tree)
+        self._parents = whole.parents
+        self.names = whole.names
+        self.calls, self.functions, self.classes, self.loops = whole.calls, whole.functions, whole.classes, whole.loops
+        self.with_items, self.global_statements = whole.with_items, whole.global_statements
+        self.module_assignments = whole.module_assignments
+        self._find_module_defs()
+        return whole.imports
+
+    def _find_module_defs(self) -> None:
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.module_defs[stmt.name] = stmt
+
+    def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk]) -> list[ast.stmt]:
+        """The same as ``_walk_module``, walked statement by statement: after a keystroke the
+        statements the edit did not touch are the same objects (``analysis.reparse``), and their
+        walks are taken from the last version's facts; only the new statements are walked. The
+        merged lists are exactly those of one walk of the module."""
+        body = self.tree.body
+        walks = []
+        for stmt in body:
+            walk = known_walks.get(stmt)
+            if walk is None:
+                walk = _Walk(stmt)
+            self.statement_walks[stmt] = walk
+            walks.append(walk)
+        parents = self._parents
+        tree = self.tree
+        for stmt, walk in zip(body, walks):
+            parents[stmt] = tree
+            parents.update(walk.parents)
+            self.calls.extend(walk.calls)
+            self.functions.extend(walk.functions)
+            self.classes.extend(walk.classes)
+            self.loops.extend(walk.loops)
+            for name, stmts in walk.module_assignments.items():
+                self.module_assignments.setdefault(name, []).extend(stmts)
+        # One walk of the module visits its statements last to first (a stack): these lists keep
+        # that order, as rules have always seen it.
+        imports: list[ast.stmt] = []
+        names = self.names
+        for walk in reversed(walks):
+            for name, uses in walk.names.items():
+                known = names.get(name)
+                if known is None:
+                    names[name] = list(uses)
+                else:
+                    known.extend(uses)
+            self.with_items.extend(walk.with_items)
+            self.global_statements.extend(walk.global_statements)
+            imports.extend(walk.imports)
+        self._find_module_defs()
         return imports
 
     def _find_tf_functions(self) -> None:
@@ -471,8 +483,12 @@ class ModuleFacts:
         return False
 
     def assignments_in(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
-        """Name -> assigning nodes (Assign/AugAssign/For target/...) directly in ``scope``."""
-        cached = self._assignments.get(scope)
+        """Name -> assigning nodes (Assign/AugAssign/For target/...) directly in ``scope``.
+
+        Kept on a def node (it depends on the def's own text only, and a keystroke elsewhere
+        leaves the node as it was: ``analysis.reparse``); the module's, in these facts."""
+        on_node = isinstance(scope, ScopeNode)
+        cached = scope.__dict__.get(_ASSIGNMENTS) if on_node else self._assignments.get(scope)
         if cached is not None:
             return cached
         result: dict[str, list[ast.AST]] = {}
@@ -492,7 +508,10 @@ class ModuleFacts:
                 for target in targets:
                     for name in target_names(target):
                         result.setdefault(name, []).append(node)
-        self._assignments[scope] = result
+        if on_node:
+            setattr(scope, _ASSIGNMENTS, result)  # nodes below the def: no reference cycle
+        else:
+            self._assignments[scope] = result
         return result
 
 
@@ -522,6 +541,70 @@ def _parameter_names(fn: ast.AST) -> set[str]:
     return names
 
 
+class _Walk:
+    """What the traversal collects below one node: the module, or one top-level statement
+    (``ModuleFacts._walk_module``, ``_walk_statements``)."""
+
+    __slots__ = ("parents", "names", "calls", "functions", "classes", "loops", "with_items",
+                 "global_statements", "imports", "module_assignments")
+
+    def __init__(self, root: ast.AST):
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.names: dict[str, list[ast.Name]] = {}
+        self.calls: list[ast.Call] = []
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.classes: list[ast.ClassDef] = []
+        self.loops: list[ast.AST] = []
+        self.with_items: list[ast.withitem] = []
+        self.global_statements: list[ast.Global] = []
+        self.imports: list[ast.stmt] = []
+        self.module_assignments: dict[str, list[ast.stmt]] = {}
+        parents = self.parents
+        names = self.names
+        # (node, at module level?) - module level ends at the first def, lambda or class.
+        stack: list[tuple[ast.AST, bool]] = [(root, True)]
+        while stack:
+            node, module_level = stack.pop()
+            kind = type(node)
+            child_module_level = module_level and kind not in _SCOPE_TYPES
+            for child in child_nodes(node):
+                parents[child] = node
+                stack.append((child, child_module_level))
+            # Dispatch on the exact type (faster than isinstance chains); ``typed`` is the node
+            # as the branch's type, which mypy cannot infer from ``kind is ...``.
+            typed: Any = node
+            if kind is ast.Name:
+                uses = names.get(typed.id)
+                if uses is None:
+                    names[typed.id] = [typed]
+                else:
+                    uses.append(typed)
+            elif kind is ast.Call:
+                self.calls.append(typed)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.functions.append(typed)
+            elif kind is ast.ClassDef:
+                self.classes.append(typed)
+            elif kind in _LOOP_TYPES:
+                self.loops.append(typed)
+            elif kind is ast.withitem:
+                self.with_items.append(typed)
+            elif kind is ast.Global:
+                self.global_statements.append(typed)
+            elif kind in (ast.Import, ast.ImportFrom):
+                self.imports.append(typed)
+            if module_level and kind in _MODULE_ASSIGNMENT_TYPES:
+                targets = typed.targets if kind is ast.Assign else [typed.target]
+                for target in targets:
+                    for name in target_names(target):
+                        self.module_assignments.setdefault(name, []).append(typed)
+        # Walk order is not source order; rules report in source order.
+        for items in cast("tuple[list[Any], ...]", (self.calls, self.functions, self.classes, self.loops)):
+            items.sort(key=lambda n: (n.lineno, n.col_offset))
+        for stmts in self.module_assignments.values():
+            stmts.sort(key=lambda n: n.lineno)
+
+
 def walk_same_scope(node: ast.AST) -> list[ast.AST]:
     """ast.walk that does not descend into nested defs, lambdas or classes, in the same order.
 
@@ -540,6 +623,7 @@ def walk_same_scope(node: ast.AST) -> list[ast.AST]:
 
 
 _SAME_SCOPE = "_tfperf_same_scope"
+_ASSIGNMENTS = "_tfperf_assignments"
 
 
 def _walk_same_scope(node: ast.AST):

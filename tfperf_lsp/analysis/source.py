@@ -10,6 +10,7 @@ from typing import Any
 import re
 from dataclasses import dataclass
 
+from tfperf_lsp.analysis.reparse import Parsed, reparse
 from tfperf_lsp.model import Pos, Span
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -78,7 +79,13 @@ class SourceText:
             return len(self.text)
         return self._line_starts[pos.line] + pos.col
 
-    def parse(self) -> ast.Module | ParseError:
+    def parse(self, previous: Parsed | None = None) -> ast.Module | ParseError:
+        """The syntax tree, or why there is none. With ``previous`` (an earlier version of this
+        file and its tree), only the statements the edit touched are parsed again."""
+        if previous is not None:
+            tree = reparse(previous, self.lines)
+            if tree is not None:
+                return tree
         try:
             return ast.parse(self.text, filename=self.path or "<unknown>", type_comments=False)
         except SyntaxError as exc:
