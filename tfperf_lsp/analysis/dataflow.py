@@ -210,13 +210,19 @@ def argument_for_parameter(call: ast.Call, params: list[str], param: str) -> ast
 
 
 def arithmetic_dtype(fn: ast.AST, param: str) -> str | None:
-    """``float32`` when ``param`` meets non-integer arithmetic in ``fn``: a tensor made from a
-    Python int would be int32, and TF does not mix int32 with floating-point tensors."""
+    """The dtype a tensor made from the Python int ``param`` needs in ``fn`` (it would be int32):
+    ``float32`` when it meets non-integer arithmetic (TF does not mix int32 with floating-point
+    tensors); ``int64`` when it is a summary's ``step=`` (``tf.summary.scalar(..., step=epoch)``
+    takes int64 only)."""
+    step = False
     for node in walk_same_scope(fn):
+        if isinstance(node, ast.Call):
+            step = step or any(k.arg == "step" and isinstance(k.value, ast.Name) and k.value.id == param
+                               for k in node.keywords)
         if not isinstance(node, ast.BinOp):
             continue
         for mine, other in ((node.left, node.right), (node.right, node.left)):
             if isinstance(mine, ast.Name) and mine.id == param:
                 if not (isinstance(other, ast.Constant) and isinstance(other.value, int)):
                     return "float32"
-    return None
+    return "int64" if step else None

@@ -48,7 +48,7 @@ class CostlyEagerFunction(Rule):
     (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
     For loops over a handful of literal items (`for c in range(3)`), for calls that do not run
     every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
-    real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`), and for functions that build
+    real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`, `tf.train.Example` protos), and for functions that build
     Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once. For helpers called from an
     eager training step: TFP301 compiles the whole step, the helper with it.
 
@@ -142,7 +142,11 @@ _NOT_OPS = ("tensorflow.compat.as_", "tensorflow.io.gfile.", "tensorflow.compat.
             "tensorflow.dtypes.", "tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.print",
             # shape and conversion ops: near free, a graph saves nothing on them
             "tensorflow.expand_dims", "tensorflow.squeeze", "tensorflow.reshape", "tensorflow.shape",
-            "tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.cast", "tensorflow.identity")
+            "tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.cast", "tensorflow.identity",
+            # protocol buffers and writers: Python objects, a graph cannot even return them
+            "tensorflow.train.Example", "tensorflow.train.SequenceExample", "tensorflow.train.Feature",
+            "tensorflow.train.Int64List", "tensorflow.train.FloatList", "tensorflow.train.BytesList",
+            "tensorflow.io.TFRecordWriter", "tensorflow.io.TFRecordOptions")
 
 
 def _runs_tensorflow_ops(facts: ModuleFacts, fn: ast.AST) -> bool:

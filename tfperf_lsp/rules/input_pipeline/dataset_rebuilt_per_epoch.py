@@ -39,7 +39,9 @@ class DatasetRebuiltPerEpoch(Rule):
 
     ## When it stays silent
     When an argument of the call changes with the loop (a new file list, a new epoch seed, a
-    curriculum), when the pipeline does no costly set-up (a `from_tensor_slices` of arrays,
+    curriculum), when the loop goes over a collection written out in the code (`for tag, model
+    in models.items()` with `models = {...}`: a whole training per item, not an epoch), when
+    the pipeline does no costly set-up (a `from_tensor_slices` of arrays,
     mapped and batched), and in test code.
 
     ## Fix
@@ -96,7 +98,7 @@ class DatasetRebuiltPerEpoch(Rule):
             loops = facts.enclosing_loops(step.call)
             if not loops or facts.in_tf_function(step.call) is not None:
                 continue
-            if _varies(facts, step.call, loops[0]) or not _costly(step):
+            if _varies(facts, step.call, loops[0]) or not _costly(step) or _sweeps_a_listed_collection(facts, loops[0]):
                 continue
             name = step.factory.name
             yield self.finding(
@@ -113,6 +115,23 @@ def _varies(facts, call: ast.Call, loop: ast.AST) -> bool:
     changing = facts.names_changed_by(loop, skip=facts.statement_of(call))
     used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {getattr(call.func, "id", None)}
     return bool(used & changing)
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set)
+
+
+def _sweeps_a_listed_collection(facts, loop: ast.AST) -> bool:
+    """``for tag, model in {'mlp': ..., 'cnn': ...}.items():``: a loop over a collection written
+    out in the code (models, settings) runs a whole training per item, not one epoch; a
+    pipeline built per item costs milliseconds beside it."""
+    iterable = getattr(loop, "iter", None)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and iterable.func.attr in ("items", "keys", "values") and not iterable.args:
+        iterable = iterable.func.value
+    if isinstance(iterable, ast.Name):
+        assigned = facts.reaching_assignment(iterable)
+        iterable = assigned.value if isinstance(assigned, ast.Assign) else None
+    return isinstance(iterable, _DISPLAYS)
 
 
 def _costly(step) -> bool:

@@ -1,6 +1,7 @@
 """TFP704: an expensive deterministic ``map`` re-run on every epoch, without ``.cache()``."""
 from __future__ import annotations
 
+import ast
 from functools import partial
 from typing import Iterator
 
@@ -40,7 +41,9 @@ class NoCache(Rule):
     When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
     the first epoch's random images), is stateful or calls code tfperf cannot
     see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when the
-    dataset is iterated once, or rebuilt inside the epoch loop.
+    dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)` or `evaluate` is read
+    once too: it only lets Keras count `steps_per_epoch`; so is one read by a loop that breaks
+    after its first batch, a preview), or rebuilt inside the epoch loop.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
@@ -163,9 +166,24 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
             continue
         if consumer.epochs:
             return consumer
-        if any(s.method == "repeat" and _repeats(ctx, s) for s in after):
+        if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
     return None
+
+
+def _one_pass(ctx: RuleContext, consumer: Consumer) -> bool:
+    """A consumer that reads a repeated dataset once at most: ``for x in ds: break`` (a preview),
+    ``fit(ds.repeat(), steps_per_epoch=n // batch, epochs=1)`` or ``evaluate(..., steps=...)``
+    (the repeat only lets Keras count steps). A cache would fill and never be read."""
+    if isinstance(consumer.node, (ast.For, ast.AsyncFor)):
+        return any(isinstance(stmt, ast.Break) for stmt in consumer.node.body)
+    if consumer.kind != "fit" or not isinstance(consumer.node, ast.Call):
+        return False
+    call = consumer.node
+    if not isinstance(call.func, ast.Attribute) or call.func.attr != "fit":
+        return True  # evaluate / predict: one pass
+    epochs = keyword(call, "epochs")
+    return epochs is None or int_value(ctx.facts, epochs) == 1
 
 
 def _repeats(ctx: RuleContext, step: Step) -> bool:

@@ -42,7 +42,7 @@ class PythonScalarArgument(Rule):
     ## Fix
     Pass a tensor: `tf.constant(step)` at the call site. If the function does arithmetic with the
     value and floating-point tensors, the fix uses `dtype=tf.float32` so the arithmetic keeps
-    working. The fix is marked unsafe: inside the function the value is now a tensor, so check
+    working; if the value is a summary's `step=`, `dtype=tf.int64` (summaries take no other). The fix is marked unsafe: inside the function the value is now a tensor, so check
     Python code that reads it (formatting, `int(step)`).
     """
     invalid = (

@@ -40,8 +40,10 @@ class TfFunctionInLoop(Rule):
     runs once per model is fine. A tf.function created inside a function that is called
     repeatedly is reported only when this file itself runs that function eagerly (from
     module-level code or `main()`): a library method may be called while its caller is traced,
-    and then the inner function is traced once, as part of the caller. Test code is silent (a
-    loop of `get_concrete_function` per shape is a test's purpose).
+    and then the inner function is traced once, as part of the caller; nor when the function
+    that creates it also calls it in a loop of its own (an epoch function that wraps its step
+    and runs every batch through it: one trace per epoch, paid back by the epoch's steps).
+    Test code is silent (a loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
     Create the function once, before the loop. The quick fix moves a `name = tf.function(f)`
@@ -111,7 +113,7 @@ class TfFunctionInLoop(Rule):
             # Only where this file runs `outer` eagerly itself: a library method may be called
             # while its caller is traced (then the inner function is traced once, as part of it).
             if (outer is not None and fn.stmt is not outer and facts.is_called_repeatedly(outer)
-                    and ctx.hot.runs_eagerly_in_script(outer.body[0])):
+                    and ctx.hot.runs_eagerly_in_script(outer.body[0]) and not _loops_over_it(facts, fn.name, outer)):
                 yield self.finding(
                     ctx,
                     fn.node if fn.node is not None and fn.stmt is fn.node else fn.stmt,
@@ -120,6 +122,20 @@ class TfFunctionInLoop(Rule):
                     label=f"new tf.function per {outer.name}() call",
                     head_only=True,
                 )
+
+
+def _loops_over_it(facts: ModuleFacts, name: str | None, outer: ast.AST) -> bool:
+    """``outer`` calls the function it created in a loop of its own (``def train_epoch(): step =
+    tf.function(step_fn); for batch in ds: step(batch)``): one trace per ``outer`` call, paid
+    back by the steps of that loop."""
+    if name is None:
+        return False
+    for use in facts.names.get(name, []):
+        call = facts.parent(use)
+        if isinstance(call, ast.Call) and call.func is use and facts.enclosing_function(call) is outer \
+                and facts.enclosing_loops(call):
+            return True
+    return False
 
 
 def _hoist(ctx: RuleContext, stmt: ast.Assign, loop: ast.stmt, title: str) -> Fix | None:

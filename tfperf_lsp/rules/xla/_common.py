@@ -31,7 +31,12 @@ _UNCOMPILABLE_PREFIXES = ("tensorflow.strings.", "tensorflow.io.", "tensorflow.d
 # repeatable), and gradients of unbounded while loops do not compile.
 _UNSURE_PREFIXES = ("tensorflow.random.", "tensorflow.nn.dropout", "tensorflow.while_loop")
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-EXTENSION_LIBRARIES = ("tensorflow_addons", "tensorflow_probability", "tensorflow_text", "tensorflow_recommenders")
+# Libraries whose ops XLA may not compile (custom kernels loaded with tf.load_op_library: TF
+# Quantum's circuit ops, TF Graphics' rasterizer), or whose layers tfperf cannot see into.
+EXTENSION_LIBRARIES = ("tensorflow_addons", "tensorflow_probability", "tensorflow_text", "tensorflow_recommenders",
+                       "tensorflow_quantum", "tensorflow_graphics.rendering.triangle_rasterizer",
+                       "tensorflow_graphics.rendering.rasterization_backend", "tensorflow_graphics.rendering.opengl",
+                       "tensorflow_graphics.rendering.kernels")
 # Elementwise ops XLA fuses into one kernel (the XLA guide: fusion is "XLA's single most important
 # optimization"). Python arithmetic on tensors counts too.
 ELEMENTWISE = frozenset(

@@ -48,7 +48,8 @@ class JitCandidate(Rule):
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
     `tf.summary` (TF 2.21 raises "Detected unsupported operations", measured), an op of a
     TensorFlow extension library (`tensorflow_addons`, `tensorflow_probability`, ...: their XLA
-    support is their own; `tfa.seq2seq` decoders loop dynamically; a file that imports one is
+    support is their own; TF Quantum's circuit ops and TF Graphics' rasterizer are custom kernels
+    XLA does not compile; `tfa.seq2seq` decoders loop dynamically; a file that imports one is
     skipped whole, since its models may use them where tfperf cannot see), or a
     `TensorArray(dynamic_size=True)` (measured: it compiled and returned an empty result).
     Functions with few elementwise operations and no gradient tape are not reported, nor chains
