@@ -143,3 +143,29 @@ def test_a_document_session_reports_what_a_fresh_analysis_reports_after_every_ed
                [(f.code, f.span, f.message) for f in fresh.findings]
         compared += 1
     assert compared >= 10
+
+
+def test_facts_walked_statement_by_statement_are_those_of_one_walk_of_the_module():
+    from tfperf_lsp.analysis.facts import ModuleFacts
+
+    paths = sorted(glob.glob(os.path.join(ROOT, "examples", "*.py")))
+    assert paths
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        source = SourceText(text, path)
+        whole = ModuleFacts(ast.parse(text), source)
+        tree = ast.parse(text)
+        first = ModuleFacts(tree, source, known_walks={})  # walked statement by statement
+        again = ModuleFacts(ast.Module(body=list(tree.body), type_ignores=[]), source, first.statement_walks)
+        for facts in (first, again):
+            assert [ast.dump(n) for n in facts.calls] == [ast.dump(n) for n in whole.calls]
+            assert {k: [ast.dump(n) for n in v] for k, v in facts.names.items()} == \
+                   {k: [ast.dump(n) for n in v] for k, v in whole.names.items()}
+            assert list(facts.names) == list(whole.names)  # the same order too
+            for attribute in ("functions", "classes", "loops", "with_items", "global_statements"):
+                assert [ast.dump(n) for n in getattr(facts, attribute)] == [ast.dump(n) for n in getattr(whole, attribute)]
+            assert {k: [ast.dump(n) for n in v] for k, v in facts.module_assignments.items()} == \
+                   {k: [ast.dump(n) for n in v] for k, v in whole.module_assignments.items()}
+            assert len(facts._parents) == len(whole._parents)
+        assert all(again.statement_walks[s] is first.statement_walks[s] for s in tree.body)  # re-used, not walked again
