@@ -351,10 +351,22 @@ class HotCode:
         return all(n is not None for n in counts) and sum(n for n in counts if n is not None) <= limit
 
     def loop_count(self, loop: ast.AST) -> int | None:
-        """The iteration count of a ``for`` loop written with literals, else None."""
+        """The iteration count of a ``for`` loop written with literals, else None. For a
+        comprehension (``[model(x) for _ in range(100)]``), at most that many: the product of
+        its generators' counts (an ``if`` can only skip)."""
+        if isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            total = 1
+            for generator in loop.generators:
+                count = self._iterable_count(generator.iter)
+                if count is None:
+                    return None
+                total *= count
+            return total
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None
-        iterable = loop.iter
+        return self._iterable_count(loop.iter)
+
+    def _iterable_count(self, iterable: ast.expr) -> int | None:
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
             value = getattr(self.facts.reaching_assignment(iterable), "value", None)
             iterable = value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "take" else iterable

@@ -44,6 +44,8 @@ class HostSyncInLoop(Rule):
     When the conversion is conditional (`if step % 100 == 0: print(...)`), when the value drives
     Python control flow (`if loss.numpy() < tol: break`, or a name assigned from it and tested),
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
+    When the value is thrown away (`_ = loss.numpy()`, a bare `loss.numpy()`): then waiting is
+    the point, as in a loop that times its steps.
     When the code writes down that the loop runs 100 steps or fewer in all (`for step in
     range(40)` at module level): a teaching loop that prints its loss.
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
@@ -104,7 +106,7 @@ class HostSyncInLoop(Rule):
                 loops = facts.enclosing_loops(node)
                 if not loops or loops[0] is not loop or _conditional(facts, node, loop):
                     continue
-                if _drives_control_flow(facts, node, loop):
+                if _drives_control_flow(facts, node, loop) or _discarded(facts, node):
                     continue
                 if ctx.hot.runs_few_times([node]):
                     continue  # a demo loop of a few dozen steps: the waits add up to nothing worth changing
@@ -117,6 +119,16 @@ class HostSyncInLoop(Rule):
                     f"keep the tensors (or a metric updated inside the step) and read them every few steps",
                     label="host sync every step",
                 )
+
+
+def _discarded(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``_ = loss.numpy()`` or a bare ``loss.numpy()``: the value is thrown away, so the wait is
+    the point (timing a step: the step's asynchronous work must finish before the clock reads)."""
+    statement = facts.parent(node)
+    if isinstance(statement, ast.Expr):
+        return True
+    return isinstance(statement, ast.Assign) and statement.value is node and all(
+        isinstance(t, ast.Name) and t.id == "_" for t in statement.targets)
 
 
 def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:

@@ -99,7 +99,7 @@ class JitCandidate(Rule):
 
             x = tf.constant([[1.0, 2.0], [3.0, 4.0], [-1.0, 0.5]])
             y = tf.constant([[1.0], [2.0], [0.0]])
-            losses = tf.stack([train_step(x, y) for _ in range(5)])
+            losses = tf.stack([train_step(x, y) for _ in range(200)])
             """,
         ),
     )
