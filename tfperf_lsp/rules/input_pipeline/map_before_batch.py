@@ -45,8 +45,9 @@ class MapBeforeBatch(Rule):
     images or audio (the elements differ in shape until a later map resizes them), before `padded_batch`/`ragged_batch` (elements of
     different shapes), and when another step sits between the map and the batch. When `f` is
     not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
-    below 8: `.batch(1)` saves almost nothing), or `f` indexes its element (`window[:-1]`, `x[0]`:
-    on a batch that would index the batch axis), it stays silent too. When `f` is otherwise not
+    below 8: `.batch(1)` saves almost nothing), or `f` indexes its element or a value made from
+    it (`window[:-1]`, `x[0]`, `tf.strings.split(row)[0]`, `tf.gather(columns, [3, 5])`: on a
+    batch that would index the batch axis), it stays silent too. When `f` is otherwise not
     provably batch-safe (it has several parameters, resizes, parses), the finding is
     information only, without a fix: such an `f` may not accept batches, and ragged elements
     cannot be batched before mapping. When `f` draws random numbers it is silent: per-element
@@ -199,17 +200,36 @@ def _small_batch(call: ast.Call) -> bool:
 
 
 def _indexes_its_element(fn: MapFunction) -> bool:
-    """The function subscripts a parameter (``w[:-1]``, ``x[0]``): on a batch that indexes the
+    """The function subscripts a parameter or a value made from it (``w[:-1]``, ``x[0]``,
+    ``tf.strings.split(row)[0]``, ``tf.gather(columns, [3, 5])``): on a batch that indexes the
     batch axis instead, so ``batch`` then ``map`` would not give the same result. (A string key,
     ``features["image"]``, reads a dict the same way on a batch.)"""
     if fn.node is None:
         return False
-    params = set(fn.params)
+    element = _derived_from(fn.node, set(fn.params))
     for node in ast.walk(fn.node):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params:
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in element:
             if not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
                 return True
+        if isinstance(node, ast.Call) and _called(node) == "gather" and node.args and not any(k.arg in ("axis", "batch_dims") for k in node.keywords) \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in element:
+            return True  # tf.gather(columns, [3, 5]): axis 0, the batch axis once batched
     return False
+
+
+def _derived_from(fn: ast.AST, params: set[str]) -> set[str]:
+    """The parameters and the names assigned from them in the function, in order
+    (``columns = tf.strings.split(row, ",")``: a value of the element, indexed like it)."""
+    derived = set(params)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and any(isinstance(n, ast.Name) and n.id in derived for n in ast.walk(node.value)):
+            derived.update(n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name))
+    return derived
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 _VARIABLE_SHAPE_DECODERS = re.compile(r"decode_(jpeg|png|gif|bmp|image|webp)|audio\.decode_")

@@ -42,7 +42,9 @@ class JitCandidate(Rule):
 
     ## When it stays silent
     When `jit_compile` (or `experimental_compile`, rule TFP505) is already set to anything,
-    `False` included; on methods of Keras classes (Keras 3 `compile()` chooses XLA itself); when
+    `False` included; on methods of Keras classes, through classes of the file too, and on a
+    `train_step` that calls `self(x, training=True)` in a class whose base the file does not
+    define (a notebook cell that does not parse) (Keras 3 `compile()` chooses XLA itself); when
     the file sets up a TPU (`TPUStrategy`, `TPUClusterResolver`: XLA compiles every step there
     already); when the function or a helper it calls uses something XLA cannot compile: `tf.numpy_function`,
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
@@ -215,6 +217,41 @@ def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:
 
 
 def _in_keras_class(facts: ModuleFacts, fn: TFFunction) -> bool:
-    cls = fn.owner_class
-    return cls is not None and any((facts.qualname(base) or "").startswith("keras.") for base in cls.bases)
+    return fn.owner_class is not None and (_keras_subclass(facts, fn.owner_class) or _overrides_keras_step(facts, fn))
+
+
+_KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+_KERAS_MODEL_ATTRIBUTES = frozenset({"trainable_variables", "compiled_loss", "compute_loss"})
+
+
+def _overrides_keras_step(facts: ModuleFacts, fn: TFFunction) -> bool:
+    """``def train_step(self, data)`` that calls ``self(x, training=True)`` or reads
+    ``self.trainable_variables``, in a class whose base this file does not define or import: a Keras Model's step, most likely (a notebook's model
+    class may sit in a cell that does not parse, as in a lab with blanks to fill)."""
+    node, cls = fn.node, fn.owner_class
+    if node is None or cls is None or node.name not in _KERAS_STEPS:
+        return False
+    unknown_base = any(isinstance(b, ast.Name) and facts.qualname(b) is None and b.id not in facts.module_defs
+                       for b in cls.bases)
+    return unknown_base and any(_keras_model_use(n) for n in ast.walk(node))
+
+
+def _keras_model_use(node: ast.AST) -> bool:
+    """``self.trainable_variables``, ``self.compiled_loss``, or ``self(x, training=True)``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _KERAS_MODEL_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "self" \
+        and any(k.arg == "training" for k in node.keywords)
+
+
+def _keras_subclass(facts: ModuleFacts, cls: ast.ClassDef, depth: int = 0) -> bool:
+    """A Keras class, directly or through classes of this file (``class CustomTraining(MyModel)``
+    with ``class MyModel(tf.keras.Model)``, in an earlier notebook cell)."""
+    for base in cls.bases:
+        if (facts.qualname(base) or "").startswith("keras."):
+            return True
+        local = facts.module_defs.get(base.id) if isinstance(base, ast.Name) else None
+        if isinstance(local, ast.ClassDef) and local is not cls and depth < 5 and _keras_subclass(facts, local, depth + 1):
+            return True
+    return False
 
