@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from functools import partial
 
-from tfperf_lsp.analysis.reparse import Parsed
+from tfperf_lsp.analysis.reparse import Parsed, common_ends
 from tfperf_lsp.engine import Analysis, analyze
 from tfperf_lsp.model import Finding
 
@@ -125,16 +125,10 @@ def unchanged_lines(old: list[str], new: list[str]) -> dict[int, int]:
     between a patience diff: lines unique on both sides anchor the match (the longest run that
     keeps their order), and equal neighbours of an anchor follow it.
     """
-    line_map: dict[int, int] = {}
     n, m = len(old), len(new)
-    head = 0
-    while head < n and head < m and old[head] == new[head]:
-        line_map[head] = head
-        head += 1
-    tail = 0
-    while tail < n - head and tail < m - head and old[n - 1 - tail] == new[m - 1 - tail]:
-        line_map[n - 1 - tail] = m - 1 - tail
-        tail += 1
+    head, tail = common_ends(old, new)
+    line_map = {i: i for i in range(head)}
+    line_map.update((n - 1 - k, m - 1 - k) for k in range(tail))
     _patience(old, new, head, n - tail, head, m - tail, line_map)
     return line_map
 

@@ -73,53 +73,36 @@ class ModuleFacts:
         walk of the whole module, and no statement walks kept (the CLI analyses a text once)."""
         self.tree = tree
         self.source = source
-        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        self.classes: list[ast.ClassDef] = []
-        self.calls: list[ast.Call] = []
-        self.loops: list[ast.AST] = []
-        self.with_items: list[ast.withitem] = []
-        self.global_statements: list[ast.Global] = []
-        self.names: dict[str, list[ast.Name]] = {}  # every identifier loaded or stored anywhere: its nodes
-        self.module_defs: dict[str, ast.AST] = {}
-        self.module_assignments: dict[str, list[ast.stmt]] = {}
+        # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
+        # and a tree whose nodes point back at it would wait for the cycle collector.
+        self.statement_walks: dict[ast.stmt, _Walk] = {}
+        # The one full traversal: parents, the node lists rules need, module-level assignments.
+        walk = _Walk(tree) if known_walks is None else self._walk_statements(known_walks)
+        self._parents = walk.parents
+        self.names = walk.names  # every identifier loaded or stored anywhere: its nodes
+        self.calls, self.functions, self.classes, self.loops = walk.calls, walk.functions, walk.classes, walk.loops
+        self.with_items, self.global_statements = walk.with_items, walk.global_statements
+        self.module_assignments = walk.module_assignments
+        self.module_defs: dict[str, ast.AST] = {
+            stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
         self.tf_functions: list[TFFunction] = []
         self._tf_function_by_def: dict[ast.AST, TFFunction] = {}
-        self._parents: dict[ast.AST, ast.AST] = {}
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
-        # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
-        # and a tree whose nodes point back at it would wait for the cycle collector.
-        self.statement_walks: dict[ast.stmt, _Walk] = {}
-        imports = self._walk_module() if known_walks is None else self._walk_statements(known_walks)
-        self.imports = ImportMap(tree, imports)
+        self.imports = ImportMap(tree, walk.imports)
         self._find_tf_functions()
 
     # ----------------------------------------------------------------- construction
-    def _walk_module(self) -> list[ast.stmt]:
-        """The one full traversal: parents, the node lists rules need, module-level assignments."""
-        whole = _Walk(self.tree)
-        self._parents = whole.parents
-        self.names = whole.names
-        self.calls, self.functions, self.classes, self.loops = whole.calls, whole.functions, whole.classes, whole.loops
-        self.with_items, self.global_statements = whole.with_items, whole.global_statements
-        self.module_assignments = whole.module_assignments
-        self._find_module_defs()
-        return whole.imports
-
-    def _find_module_defs(self) -> None:
-        for stmt in self.tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.module_defs[stmt.name] = stmt
-
-    def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk]) -> list[ast.stmt]:
-        """The same as ``_walk_module``, walked statement by statement: after a keystroke the
-        statements the edit did not touch are the same objects (``analysis.reparse``), and their
-        walks are taken from the last version's facts; only the new statements are walked. The
-        merged lists are exactly those of one walk of the module."""
+    def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk]) -> _Walk:
+        """The walk of the module, statement by statement: after a keystroke the statements the
+        edit did not touch are the same objects (``analysis.reparse``), and their walks are taken
+        from the last version's facts; only the new statements are walked. The merged lists are
+        exactly those of one walk of the module."""
         body = self.tree.body
         walks = []
         for stmt in body:
@@ -128,33 +111,29 @@ class ModuleFacts:
                 walk = _Walk(stmt)
             self.statement_walks[stmt] = walk
             walks.append(walk)
-        parents = self._parents
-        tree = self.tree
+        merged = _Walk(None)
         for stmt, walk in zip(body, walks):
-            parents[stmt] = tree
-            parents.update(walk.parents)
-            self.calls.extend(walk.calls)
-            self.functions.extend(walk.functions)
-            self.classes.extend(walk.classes)
-            self.loops.extend(walk.loops)
+            merged.parents[stmt] = self.tree
+            merged.parents.update(walk.parents)
+            merged.calls.extend(walk.calls)
+            merged.functions.extend(walk.functions)
+            merged.classes.extend(walk.classes)
+            merged.loops.extend(walk.loops)
             for name, stmts in walk.module_assignments.items():
-                self.module_assignments.setdefault(name, []).extend(stmts)
+                merged.module_assignments.setdefault(name, []).extend(stmts)
         # One walk of the module visits its statements last to first (a stack): these lists keep
         # that order, as rules have always seen it.
-        imports: list[ast.stmt] = []
-        names = self.names
         for walk in reversed(walks):
             for name, uses in walk.names.items():
-                known = names.get(name)
+                known = merged.names.get(name)
                 if known is None:
-                    names[name] = list(uses)
+                    merged.names[name] = list(uses)
                 else:
                     known.extend(uses)
-            self.with_items.extend(walk.with_items)
-            self.global_statements.extend(walk.global_statements)
-            imports.extend(walk.imports)
-        self._find_module_defs()
-        return imports
+            merged.with_items.extend(walk.with_items)
+            merged.global_statements.extend(walk.global_statements)
+            merged.imports.extend(walk.imports)
+        return merged
 
     def _find_tf_functions(self) -> None:
         for fn in self.functions:
@@ -543,12 +522,13 @@ def _parameter_names(fn: ast.AST) -> set[str]:
 
 class _Walk:
     """What the traversal collects below one node: the module, or one top-level statement
-    (``ModuleFacts._walk_module``, ``_walk_statements``)."""
+    (``ModuleFacts``, ``ModuleFacts._walk_statements``)."""
 
     __slots__ = ("parents", "names", "calls", "functions", "classes", "loops", "with_items",
                  "global_statements", "imports", "module_assignments")
 
-    def __init__(self, root: ast.AST):
+    def __init__(self, root: ast.AST | None):
+        """``root`` None: empty lists, to merge walks into."""
         self.parents: dict[ast.AST, ast.AST] = {}
         self.names: dict[str, list[ast.Name]] = {}
         self.calls: list[ast.Call] = []
@@ -562,7 +542,7 @@ class _Walk:
         parents = self.parents
         names = self.names
         # (node, at module level?) - module level ends at the first def, lambda or class.
-        stack: list[tuple[ast.AST, bool]] = [(root, True)]
+        stack: list[tuple[ast.AST, bool]] = [(root, True)] if root is not None else []
         while stack:
             node, module_level = stack.pop()
             kind = type(node)

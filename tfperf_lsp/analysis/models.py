@@ -3,6 +3,7 @@ local factory function that returns one (``net = get_net()``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, target_names, walk_same_scope
 
@@ -17,6 +18,18 @@ MODEL_BASES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential"
 
 def model_classes(facts: ModuleFacts) -> set[str]:
     """Classes in this module that subclass a Keras model (directly or through each other)."""
+    return subclasses(facts, MODEL_BASES.__contains__)
+
+
+def keras_classes(facts: ModuleFacts) -> set[str]:
+    """Classes in this module that subclass any Keras class (a model, a layer...), directly or
+    through each other (``class CustomTraining(MyModel)``, ``class MyModel(tf.keras.Model)``)."""
+    return subclasses(facts, lambda qualname: qualname.startswith("keras."))
+
+
+def subclasses(facts: ModuleFacts, is_base: Callable[[str], bool]) -> set[str]:
+    """Names of the classes in this module with a base whose qualified name ``is_base`` accepts,
+    directly or through each other."""
     found: set[str] = set()
     changed = True
     while changed:
@@ -25,7 +38,7 @@ def model_classes(facts: ModuleFacts) -> set[str]:
             if cls.name in found:
                 continue
             for base in cls.bases:
-                if facts.qualname(base) in MODEL_BASES or (isinstance(base, ast.Name) and base.id in found):
+                if is_base(facts.qualname(base) or "") or (isinstance(base, ast.Name) and base.id in found):
                     found.add(cls.name)
                     changed = True
                     break

@@ -48,8 +48,7 @@ def reparse(previous: Parsed, lines: list[str]) -> ast.Module | None:
         return None
     starts, first_statement = _chunks(body)
     n_old, n_new = len(old), len(lines)
-    same_before = _common_prefix(old, lines)
-    same_after = _common_suffix(old, lines, min(n_old, n_new) - same_before)
+    same_before, same_after = common_ends(old, lines)
     if same_before == n_old == n_new:
         return ast.Module(body=list(body), type_ignores=[])
     # Old lines (1-based) next to the edit that did not change: the one before and the one after.
@@ -95,17 +94,14 @@ def _chunk_of(starts: list[int], line: int) -> int:
     return max(bisect.bisect_right(starts, line) - 1, 0)
 
 
-def _common_prefix(old: list[str], new: list[str]) -> int:
-    count = 0
-    for a, b in zip(old, new):
-        if a != b:
-            break
-        count += 1
-    return count
-
-
-def _common_suffix(old: list[str], new: list[str], limit: int) -> int:
-    count = 0
-    while count < limit and old[-1 - count] == new[-1 - count]:
-        count += 1
-    return count
+def common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines at the start, then at the end, the two versions share (the end never
+    overlapping the start): all of a file but the lines being typed, usually."""
+    n, m = len(old), len(new)
+    head = 0
+    while head < n and head < m and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    return head, tail

@@ -5,6 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator, TypeGuard
 
+from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -129,21 +130,22 @@ class PythonLoopInGraph(Rule):
                 )
 
 
+def _arguments_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> list[ast.expr | None]:
+    """What every call of ``fn`` in this file passes for ``param`` (None where it cannot be told:
+    left out, or after a ``*args``); an empty list when there are no calls."""
+    if fn.node is None or param not in fn.params:
+        return []
+    # ``tf.function(f)(x)`` names no tf.function: its wrapper is the callee itself.
+    anonymous = [c for c in ctx.facts.calls if c.func is fn.wrapper]
+    return [argument_for_parameter(call, fn.params, param) for call in tf_function_calls(ctx, fn) + anonymous]
+
+
 def _same_constant_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> int | None:
     """The int every call of ``fn`` in this file passes for ``param`` (``power(x, 100)``), when
     there are calls and they all pass the same literal: the function is traced once."""
-    if fn.node is None or param not in fn.params:
-        return None
-    facts = ctx.facts
-    index = fn.params.index(param)
     values = set()
-    # ``tf.function(f)(x)`` names no tf.function: its wrapper is the callee itself.
-    anonymous = [c for c in facts.calls if c.func is fn.wrapper]
-    for call in tf_function_calls(ctx, fn) + anonymous:
-        keyword = next((k.value for k in call.keywords if k.arg == param), None)
-        value = keyword if keyword is not None else (call.args[index] if index < len(call.args) else None)
-        if any(isinstance(a, ast.Starred) for a in call.args) or not (
-                isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool)):
+    for value in _arguments_everywhere(ctx, fn, param):
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool)):
             return None
         values.add(value.value)
     return values.pop() if len(values) == 1 else None
@@ -153,18 +155,8 @@ def _tensor_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> bool:
     """Every call of ``fn`` in this file passes a tensor for ``param`` (``estimate(src,
     tf.constant(n))``): AutoGraph turns ``range`` over a tensor into a ``tf.while_loop``, traced
     once for every value. False when there are no calls, or one passes anything else."""
-    if fn.node is None or param not in fn.params:
-        return False
-    facts = ctx.facts
-    index = fn.params.index(param)
-    calls = tf_function_calls(ctx, fn) + [c for c in facts.calls if c.func is fn.wrapper]
-    for call in calls:
-        keyword = next((k.value for k in call.keywords if k.arg == param), None)
-        value = keyword if keyword is not None else (call.args[index] if index < len(call.args) else None)
-        if any(isinstance(a, ast.Starred) for a in call.args) or not isinstance(value, ast.Call) \
-                or facts.qualname(value.func) not in _MAKES_TENSOR:
-            return False
-    return bool(calls)
+    values = _arguments_everywhere(ctx, fn, param)
+    return bool(values) and all(isinstance(v, ast.Call) and ctx.facts.qualname(v.func) in _MAKES_TENSOR for v in values)
 
 
 _MAKES_TENSOR = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor", "tensorflow.Variable"})

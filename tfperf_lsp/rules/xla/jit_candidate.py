@@ -6,6 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
+from tfperf_lsp.analysis.models import keras_classes
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layer,
@@ -135,8 +136,10 @@ class JitCandidate(Rule):
             return  # DTensor places and shards variables itself: XLA on its steps is its own affair
         if targets_tpu(facts):
             return  # on a TPU every step is compiled with XLA already
+        keras_class_names = keras_classes(facts)
         for fn in facts.tf_functions:
-            if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn) or _in_exported_module(facts, fn):
+            if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn, keras_class_names) \
+                    or _in_exported_module(facts, fn):
                 continue
             profile = function_profile(ctx, fn.node)
             if profile.blockers:
@@ -216,8 +219,10 @@ def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:
     return cls is not None and any(facts.qualname(base) == "tensorflow.Module" for base in cls.bases)
 
 
-def _in_keras_class(facts: ModuleFacts, fn: TFFunction) -> bool:
-    return fn.owner_class is not None and (_keras_subclass(facts, fn.owner_class) or _overrides_keras_step(facts, fn))
+def _in_keras_class(facts: ModuleFacts, fn: TFFunction, keras_class_names: set[str]) -> bool:
+    """A method of a Keras class (through classes of this file too: ``class CustomTraining(MyModel)``
+    with ``class MyModel(tf.keras.Model)`` in an earlier notebook cell)."""
+    return fn.owner_class is not None and (fn.owner_class.name in keras_class_names or _overrides_keras_step(facts, fn))
 
 
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
@@ -242,16 +247,3 @@ def _keras_model_use(node: ast.AST) -> bool:
         return node.attr in _KERAS_MODEL_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id == "self"
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "self" \
         and any(k.arg == "training" for k in node.keywords)
-
-
-def _keras_subclass(facts: ModuleFacts, cls: ast.ClassDef, depth: int = 0) -> bool:
-    """A Keras class, directly or through classes of this file (``class CustomTraining(MyModel)``
-    with ``class MyModel(tf.keras.Model)``, in an earlier notebook cell)."""
-    for base in cls.bases:
-        if (facts.qualname(base) or "").startswith("keras."):
-            return True
-        local = facts.module_defs.get(base.id) if isinstance(base, ast.Name) else None
-        if isinstance(local, ast.ClassDef) and local is not cls and depth < 5 and _keras_subclass(facts, local, depth + 1):
-            return True
-    return False
-
