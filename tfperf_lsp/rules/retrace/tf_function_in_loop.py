@@ -43,6 +43,9 @@ class TfFunctionInLoop(Rule):
     and then the inner function is traced once, as part of the caller; nor when the function
     that creates it also calls it in a loop of its own (an epoch function that wraps its step
     and runs every batch through it: one trace per epoch, paid back by the epoch's steps).
+    The same holds for a loop that creates the function and then runs it in an inner loop of its
+    own body (a benchmark that wraps each augmentation layer and times it over several batch
+    sizes: the new trace per layer cannot be avoided and is reused by the inner loop).
     Test code is silent (a loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
@@ -94,6 +97,8 @@ class TfFunctionInLoop(Rule):
             name = function_label(fn)
             if loops:
                 loop, stmt = loops[0], fn.stmt
+                if _loops_over_it(facts, fn.name, loop):
+                    continue  # one trace per iteration, paid back by the inner loop's calls
                 title = f"Move `{name} = tf.function(...)` before the loop"
                 hoist = None
                 if isinstance(loop, _LOOPS) and isinstance(stmt, ast.Assign) and _hoistable(facts, stmt, fn.wrapper, loop):
@@ -125,15 +130,21 @@ class TfFunctionInLoop(Rule):
 
 
 def _loops_over_it(facts: ModuleFacts, name: str | None, outer: ast.AST) -> bool:
-    """``outer`` calls the function it created in a loop of its own (``def train_epoch(): step =
-    tf.function(step_fn); for batch in ds: step(batch)``): one trace per ``outer`` call, paid
-    back by the steps of that loop."""
+    """``outer`` (a function, or a loop's body) calls the function it created in a loop of its
+    own (``def train_epoch(): step = tf.function(step_fn); for batch in ds: step(batch)``, or
+    the same in an ``for epoch`` loop): one trace per ``outer`` run, paid back by the steps of
+    that inner loop."""
     if name is None:
         return False
     for use in facts.names.get(name, []):
         call = facts.parent(use)
-        if isinstance(call, ast.Call) and call.func is use and facts.enclosing_function(call) is outer \
-                and facts.enclosing_loops(call):
+        if not (isinstance(call, ast.Call) and call.func is use):
+            continue
+        loops = facts.enclosing_loops(call)
+        if isinstance(outer, _LOOPS):
+            if outer in loops[1:]:
+                return True  # an inner loop of ``outer``'s body runs it
+        elif facts.enclosing_function(call) is outer and loops:
             return True
     return False
 
