@@ -60,7 +60,9 @@ def main():
     _forget_bundled_pythonpath()
     try:
         from tfperf_lsp.cli import lsp_main
-        import tfperf_lsp.lsp.server  # noqa: F401 - imports pygls & co. now, to fail with a clear message
+        from tfperf_lsp.lsp.startup import import_server
+
+        import_server()  # imports pygls & co. now, to fail with a clear message
     except ImportError as exc:  # a dependency such as pygls is missing in this interpreter
         sys.stderr.write(
             "tfperf cannot start with %s: %s.\nInstall it into this environment: "

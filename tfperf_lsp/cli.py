@@ -144,9 +144,9 @@ def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_lsp(args) -> int:
-    from tfperf_lsp.lsp.server import create_server
+    from tfperf_lsp.lsp.startup import import_server
 
-    server = create_server()
+    server = import_server().create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

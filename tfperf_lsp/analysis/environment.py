@@ -7,7 +7,6 @@ environment the code runs in. ``[tool.tfperf] kerasVersion = "2"`` overrides the
 """
 from __future__ import annotations
 
-import importlib.metadata
 import os
 from functools import lru_cache
 
@@ -16,6 +15,8 @@ TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos", 
 
 @lru_cache(maxsize=None)
 def installed_version(*distributions: str) -> str | None:
+    import importlib.metadata  # 9 ms (email, zipfile ...): only when a rule asks
+
     for name in distributions:
         try:
             return importlib.metadata.version(name)
