@@ -61,6 +61,29 @@ def test_literal_loop_counts_multiply_and_unknown_counts_stay_unknown():
     assert hot.runs_at_most(calls[10]) is None  # its callers decide
 
 
+def test_a_loop_that_breaks_at_a_literal_index_runs_at_most_that_many_times():
+    hot = HotCode(facts_of(textwrap.dedent(
+        """\
+        for idx, (img, mask) in enumerate(generator):
+            show(model.predict(img))
+            if idx == 29:
+                break
+        for i, x in enumerate(range(10)):
+            if i >= 50:
+                break
+            step(x)
+        for i, x in enumerate(dataset):
+            if i == limit:
+                break
+            step(x)
+        """
+    )), None)
+    calls = {c.lineno: c for c in hot.facts.calls if isinstance(c.func, ast.Name) and c.func.id in ("show", "step")}
+    assert hot.runs_at_most(calls[2]) == 30
+    assert hot.runs_at_most(calls[8]) == 10  # the iterable is shorter than the bound
+    assert hot.runs_at_most(calls[12]) is None  # not a literal
+
+
 def test_a_parameter_holds_what_its_callers_pass_not_a_global_of_its_name():
     facts = facts_of(textwrap.dedent(
         """\

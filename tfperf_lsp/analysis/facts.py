@@ -26,6 +26,12 @@ LoopNode = (ast.For, ast.AsyncFor, ast.While)
 ComprehensionNode = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 TF_FUNCTION = "tensorflow.function"
+# Decorators of other libraries that trace the def's body into a graph once, when it is defined
+# (TensorFlow Federated: ``@tff.tensorflow.computation``, ``@tff.tf_computation``,
+# ``@tff.federated_computation``); calls replay the graph. Matched on the last name under the
+# library, as its own modules import them by several paths.
+_TRACING_LIBRARIES = ("tensorflow_federated.",)
+_TRACING_DECORATORS = frozenset({"computation", "tf_computation", "federated_computation", "tensorflow_computation"})
 _SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _MODULE_ASSIGNMENT_TYPES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
@@ -41,6 +47,9 @@ class TFFunction:
     stmt: ast.stmt  # the statement that creates it
     owner_class: ast.ClassDef | None = None
     options: dict[str, ast.expr] = field(default_factory=dict)
+    # False for a def another library traces into a graph once (a TensorFlow Federated
+    # computation): its body runs at trace time like a tf.function's, but it is not one.
+    is_tf_function: bool = True
 
     @property
     def params(self) -> list[str]:
@@ -95,6 +104,7 @@ class ModuleFacts:
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
         self.imports = ImportMap(tree, walk.imports)
+        self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
 
     # ----------------------------------------------------------------- construction
@@ -140,7 +150,12 @@ class ModuleFacts:
             for decorator in fn.decorator_list:
                 call = decorator if isinstance(decorator, ast.Call) else None
                 target = call.func if call else decorator
-                if self.qualname(target) == TF_FUNCTION:
+                qualname = self.qualname(target)
+                if qualname is not None and qualname.startswith(_TRACING_LIBRARIES) \
+                        and qualname.rsplit(".", 1)[-1] in _TRACING_DECORATORS:
+                    self._traced_elsewhere.setdefault(
+                        fn, TFFunction(name=fn.name, node=fn, wrapper=decorator, stmt=fn, is_tf_function=False))
+                if qualname == TF_FUNCTION:
                     owner = self.parent(fn)
                     self._add(
                         TFFunction(
@@ -395,7 +410,8 @@ class ModuleFacts:
             self._passing.discard(key)
 
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:
-        """The tf.function whose trace runs ``node``, if any (directly or through local helpers)."""
+        """The tf.function whose trace runs ``node``, if any (directly or through local helpers);
+        or the def another library traces once (``is_tf_function`` False: a TFF computation)."""
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, FunctionNode):
                 return self._traced_by(ancestor)
@@ -406,7 +422,7 @@ class ModuleFacts:
         so it is worked out once per def (rules ask it of every call)."""
         cache = self._traced_by_def
         if fn_node not in cache:
-            fn = self.tf_function_for_def(fn_node)
+            fn = self.tf_function_for_def(fn_node) or self._traced_elsewhere.get(fn_node)
             if fn is None:
                 fn = self.traced_helpers.get(fn_node)
             if fn is None:
@@ -419,12 +435,14 @@ class ModuleFacts:
         """Local defs called (transitively) from a tf.function body: their code runs at trace time."""
         found: dict[ast.AST, TFFunction] = {}
         work = [(fn.node, fn) for fn in self.tf_functions if fn.node is not None]
+        work += [(fn.node, fn) for fn in self._traced_elsewhere.values() if fn.node is not None]
         while work:
             body, origin = work.pop()
             for node in walk_nodes(body):
                 if isinstance(node, ast.Call):
                     target = self.resolve_def(node.func, node)
                     if target is not None and target not in found and target not in self._tf_function_by_def \
+                            and target not in self._traced_elsewhere \
                             and not self._runs_eagerly_when_traced(target):
                         found[target] = origin
                         work.append((target, origin))

@@ -364,9 +364,16 @@ class HotCode:
             return total
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None
-        return self._iterable_count(loop.iter)
+        count = self._iterable_count(loop.iter)
+        stop = _break_at_index(loop)
+        if stop is not None and (count is None or stop < count):
+            return stop
+        return count
 
     def _iterable_count(self, iterable: ast.expr) -> int | None:
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+                and len(iterable.args) == 1 and not iterable.keywords:
+            iterable = iterable.args[0]  # as many items as what it numbers
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
             value = getattr(self.facts.reaching_assignment(iterable), "value", None)
             iterable = value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "take" else iterable
@@ -509,3 +516,30 @@ def _base_name(base: ast.expr) -> str:
 def _lines_of(node: ast.stmt) -> tuple[int, int]:
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     return first - 1, (node.end_lineno or node.lineno) - 1
+
+
+def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
+    """``for idx, x in enumerate(gen): ... if idx == 29: break`` (or ``>= 29``, ``> 29``) at the
+    loop body's top level: at most 30 iterations, whatever ``gen`` holds."""
+    target = loop.target
+    iterable = loop.iter
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+            and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name)
+            and len(iterable.args) == 1 and not iterable.keywords):
+        return None
+    index = target.elts[0].id
+    for stmt in loop.body:
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and any(isinstance(s, ast.Break) for s in stmt.body)):
+            continue
+        test = stmt.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+                and test.left.id == index and isinstance(test.comparators[0], ast.Constant)):
+            continue
+        bound = test.comparators[0].value
+        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+            continue
+        if isinstance(test.ops[0], (ast.Eq, ast.GtE)):
+            return bound + 1
+        if isinstance(test.ops[0], ast.Gt):
+            return bound + 2
+    return None

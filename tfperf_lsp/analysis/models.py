@@ -127,6 +127,12 @@ def _loads_pretrained(facts: ModuleFacts, call: ast.Call) -> bool:
     return (facts.qualname(call.func) or "").startswith(_PRETRAINED_MODULES)
 
 
+def one_call_per_model(facts: ModuleFacts, loops: list[ast.AST], name: str) -> bool:
+    """A single loop whose target is the model (``for name, model in models.items():
+    model.predict(x)``): each call is on another model, once; nothing repeats on one model."""
+    return len(loops) == 1 and name in facts.loop_targets(loops[0])
+
+
 def assigned_in(loop: ast.AST, name: str) -> bool:
     for stmt in getattr(loop, "body", []):
         for node in walk_same_scope(stmt):

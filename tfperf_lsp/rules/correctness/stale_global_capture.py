@@ -5,7 +5,7 @@ import ast
 import builtins
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, tf_function_calls
@@ -34,7 +34,8 @@ class StaleGlobalCapture(Rule):
     tensors alike (measured).
 
     ## When it stays silent
-    For globals assigned once, for `tf.Variable`s (read at run time, so always current),
+    For globals assigned once (a function that fills one lazily, `global T` / `if T is None:
+    T = ...`, changes it once, before its first use), for `tf.Variable`s (read at run time, so always current),
     and for functions, classes and imported modules. A module-level assignment counts only when
     the module calls the function (directly, through its own functions, or with Keras' `fit`
     on an object of the method's class) both before and after it: one made before the first
@@ -122,9 +123,29 @@ def _names_assigned_through_global(facts: ModuleFacts) -> dict[str, int]:
             continue
         declared = set(statement.names)
         for name, nodes in facts.assignments_in(fn).items():
-            if name in declared:
+            nodes = [n for n in nodes if not _initialised_once(facts, n, name)]
+            if name in declared and nodes:
                 result[name] = min([result.get(name, 10**9)] + [_line(n) for n in nodes])
     return result
+
+
+def _initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:
+    """``if NAME is None: NAME = ...`` (or ``if not NAME:``): a lazy initialisation, made once
+    before first use; the value never changes after it."""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, FunctionNode):
+            return False
+        if isinstance(ancestor, ast.If):
+            test = ancestor.test
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = test.operand
+                if isinstance(test, ast.Name) and test.id == name:
+                    return True
+            if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name \
+                    and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+                return True
+    return False
 
 
 def _line(node: ast.AST) -> int:

@@ -33,7 +33,9 @@ class VariableInFunction(Rule):
 
     ## When it stays silent
     When the creation is inside an `if` that tests whether the variable exists yet
-    (`is None`, `not self.built`, `hasattr`), and outside tf.functions.
+    (`is None`, `not self.built`, `hasattr`), or inside `with tf.init_scope():` (lifted out of
+    the graph, as optimizers create their slots); outside tf.functions; and in a TensorFlow
+    Federated computation, which is traced once in graph mode, not by tf.function.
 
     ## Fix
     Create variables outside the function (in `__init__`, or `build()` of a Keras layer) and
@@ -88,7 +90,7 @@ class VariableInFunction(Rule):
             if facts.qualname(call.func) != _VARIABLE:
                 continue
             fn = facts.in_tf_function(call)
-            if fn is None or _guarded(facts, call):
+            if fn is None or not fn.is_tf_function or _guarded(facts, call):
                 continue
             yield self.finding(
                 ctx,
@@ -103,6 +105,10 @@ def _guarded(facts: ModuleFacts, call: ast.Call) -> bool:
     for ancestor in facts.ancestors(call):
         if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
+        if isinstance(ancestor, ast.With) and any(
+                isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == "tensorflow.init_scope"
+                for item in ancestor.items):
+            return True  # lifted out of the graph into the eager context (how optimizers make slots)
         if isinstance(ancestor, ast.If):
             test = ast.unparse(ancestor.test)
             if "is None" in test or "not " in test or "hasattr" in test or "built" in test:

@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name
+from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
@@ -39,7 +39,8 @@ class EagerModelCall(Rule):
     ## When it stays silent
     In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     a `tf.function` cannot run its models.
-    When the call is already inside a tf.function, when the model is re-created in the loop,
+    When the call is already inside a tf.function, when the model is re-created in the loop
+    or is what a single loop iterates over (`for m in models: m(x)`: one call per model),
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
@@ -110,7 +111,7 @@ class EagerModelCall(Rule):
                 continue  # the loop is an eager training step: TFP301's hint, not this extra forward pass
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
-            if any(assigned_in(loop, func.id) for loop in loops):
+            if any(assigned_in(loop, func.id) for loop in loops) or one_call_per_model(facts, loops, func.id):
                 continue
             if builds_on_pretrained(facts, func):
                 continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
-from tfperf_lsp.analysis.models import assigned_in
+from tfperf_lsp.analysis.models import assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -52,7 +52,8 @@ class PredictInLoop(Rule):
     Keras compiles `predict` with that backend, and a direct call runs op by op (measured on JAX:
     2.9 ms a `predict` against 117 ms a direct call of a GRU model).
     For a single `predict` call outside a loop; inside a `tf.function`; when the model is
-    re-created in the loop (each call is on a new model); for `.predict` of objects that are
+    re-created in the loop, or is what a single loop iterates over (`for m in models:
+    m.predict(x)`: each call is on another model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and loops
     that draw what they predict (`plt.imshow`, `display(...)`). For a recurrent model (an
@@ -133,7 +134,8 @@ class PredictInLoop(Rule):
             if kind is None:
                 continue
             receiver = func.value
-            if isinstance(receiver, ast.Name) and any(assigned_in(loop, receiver.id) for loop in loops):
+            if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
+                                                   or one_call_per_model(facts, loops, receiver.id)):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")

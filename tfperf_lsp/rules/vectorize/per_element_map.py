@@ -47,8 +47,9 @@ class PerElementMap(Rule):
     vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
     `tf.boolean_mask`, one-argument `tf.where`), random ops, `tf.print`, `py_function`,
     variables. Matmuls are TFP401's. When the items are pieces of different shapes
-    (`tf.dynamic_partition`, `tf.split` by sizes): there is no tensor to vectorise over (for sums
-    per partition, `tf.math.unsorted_segment_sum` is the batched op).
+    (`tf.dynamic_partition`, `tf.split` by sizes), or a Python list filled item by item: there
+    is no tensor to vectorise over (for sums per partition, `tf.math.unsorted_segment_sum` is the
+    batched op).
 
     ## Fix
     Only for a provably elementwise `f`: a lambda or one-line `def` (or a TensorFlow op) that
@@ -303,9 +304,12 @@ _UNEVEN = {"tensorflow.dynamic_partition", "tensorflow.split", "tensorflow.ragge
 
 def _uneven_pieces(facts: ModuleFacts, name: str | None, at: ast.AST) -> bool:
     """``name`` holds pieces of different shapes (``tf.dynamic_partition``, ``tf.split`` by
-    sizes): stacking them, as ``tf.vectorized_map`` or an elementwise rewrite would, fails."""
+    sizes), or is a Python list (``values = []`` filled by ``append``): stacking them, as
+    ``tf.vectorized_map`` or an elementwise rewrite would, fails or maps over the wrong axis."""
     if not name or "." in name:
         return False
     assignment = facts.reaching_assignment_at(name, at)
     value = getattr(assignment, "value", None)
+    if isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
+        return True
     return isinstance(value, ast.Call) and facts.qualname(value.func) in _UNEVEN

@@ -146,8 +146,8 @@ _DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "map", "repeat
 def _iterates_dataset(facts: ModuleFacts, iterable: ast.expr, params: set[str]) -> bool:
     """``for x, y in train_set``: a parameter of the function (an epoch function is handed its
     dataset), or a name bound to a ``tf.data`` chain; ``range``, ``tf.range``, literals and
-    attributes (``self.layers``) are not. ``enumerate``/``zip`` are looked through."""
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip"):
+    attributes (``self.layers``) are not. ``enumerate``/``zip``/``iter`` are looked through."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip", "iter"):
         return any(_iterates_dataset(facts, arg, params) for arg in iterable.args)
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in _DATASET_METHODS:
         return True

@@ -64,11 +64,13 @@ class JitCandidate(Rule):
     train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
     `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
     shape, and XLA would compile again for each. A function that loops over a dataset inside
-    itself (an epoch function: XLA cannot compile dataset ops, measured) and a train step in a
+    itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
+    compile dataset ops, measured) and a train step in a
     file that builds a Keras `LSTM` or `GRU` (Keras keeps their cuDNN kernel out of XLA: the
     step fails to compile or loses its fast kernel) are silent too, as are a step called inside
     `with tf.device(...)` (one replica per device by hand: under XLA it cannot read variables
-    placed on another device, measured) and files that use DTensor. A tape that watches its
+    placed on another device, measured) and files that use DTensor or TensorFlow Federated (it
+    serializes the traced graphs and runs them in executors of its own). A tape that watches its
     inputs (`tape.watch(images)`) and updates no variable explains a prediction (integrated
     gradients, saliency): not a train step, and it runs on whatever inputs are explained.
     Silent too when the file's own calls visibly run the function at most 100 times (module
@@ -134,6 +136,8 @@ class JitCandidate(Rule):
             return  # models built on tfa / tfp layers: whether XLA compiles their ops is unknown
         if any(q.startswith(_DEVICE_LAYOUT_APIS) for q in facts.imports.bindings.values()):
             return  # DTensor places and shards variables itself: XLA on its steps is its own affair
+        if any(q.startswith(_OTHER_RUNTIMES) for q in facts.imports.bindings.values()):
+            return  # TFF serializes the graphs and runs them in its own executors
         if targets_tpu(facts):
             return  # on a TPU every step is compiled with XLA already
         keras_class_names = keras_classes(facts)
@@ -183,6 +187,9 @@ def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
 
 
 _DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
+# Libraries that trace functions into graphs and run them in a runtime of their own (TensorFlow
+# Federated's executors, per client and per round): whether and how XLA applies is theirs.
+_OTHER_RUNTIMES = ("tensorflow_federated",)
 def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
     """Every call of ``fn`` is module-level code whose loops have literal counts, and together
     they run it at most FEW_RUNS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``):
