@@ -395,3 +395,24 @@ def calls_named(ctx: RuleContext, names: Iterable[str]) -> list[ast.Call]:
     found = [call for name in names for call in index.get(name, ())]
     found.sort(key=lambda c: (c.lineno, c.col_offset))
     return found
+
+
+def initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:
+    """``node`` (an assignment to ``name``, or an ``append`` to it) sits under ``if name is
+    None:`` or ``if not name:`` in its own function: the create-once idiom (the TensorFlow guide
+    sets a generator or variable on the first trace only; a module fills a table lazily before
+    its first use). The value is set once and never changes after."""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        if isinstance(ancestor, ast.If) and _tests_unset(ancestor.test, name):
+            return True
+    return False
+
+
+def _tests_unset(test: ast.expr, name: str) -> bool:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Name) and test.operand.id == name
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)

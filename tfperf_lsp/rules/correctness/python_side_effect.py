@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, short, tf_alias, tf_function_calls
+from tfperf_lsp.rules.common import function_label, initialised_once, short, tf_alias, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "datetime.datetime.now"}
@@ -42,8 +42,8 @@ class PythonSideEffect(Rule):
     A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
     way to see when a function retraces) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
-    what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`) and one set under `if g is None:` (the
-    guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
+    what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
+    under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
     with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call.
     `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
     a generator): on a `tf.data` or distributed iterator, passed in or captured, it is the
@@ -132,7 +132,7 @@ class PythonSideEffect(Rule):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name) and target.id in globals_declared and not _TRACE_WORD.search(target.id) \
-                        and not _created_once(facts, node, target.id):
+                        and not initialised_once(facts, node, target.id):
                     yield self.finding(
                         ctx, target,
                         f"Assigning the global `{target.id}` in `{name}` happens once, while tracing, not on every call",
@@ -157,7 +157,8 @@ class PythonSideEffect(Rule):
                 fix_title=_FIX_TITLE if fixable else None,
                 fix_applicability="unsafe",
             )
-        elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local):
+        elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local) \
+                and not (isinstance(func.value, ast.Name) and initialised_once(ctx.facts, node, func.value.id)):
             yield self.finding(
                 ctx, node,
                 f"`{ctx.source.segment(func)}` in `{name}` runs once, while tracing: use a `tf.TensorArray` "
@@ -215,21 +216,6 @@ def _announces_tracing(call: ast.Call) -> bool:
         parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
         if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and _TRACE_WORD.search(p.value) for p in parts):
             return True
-    return False
-
-
-def _created_once(facts: ModuleFacts, assignment: ast.AST, name: str) -> bool:
-    """``if g is None: g = tf.random.Generator...``: the guide's create-once idiom (the global is
-    meant to be set on the first trace only)."""
-    for ancestor in facts.ancestors(assignment):
-        if isinstance(ancestor, ast.If):
-            test = ancestor.test
-            if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name \
-                    and any(isinstance(op, ast.Is) for op in test.ops) \
-                    and any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators):
-                return True
-        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
     return False
 
 

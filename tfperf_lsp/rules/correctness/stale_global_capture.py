@@ -5,10 +5,10 @@ import ast
 import builtins
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, tf_function_calls
+from tfperf_lsp.rules.common import function_label, initialised_once, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -123,29 +123,10 @@ def _names_assigned_through_global(facts: ModuleFacts) -> dict[str, int]:
             continue
         declared = set(statement.names)
         for name, nodes in facts.assignments_in(fn).items():
-            nodes = [n for n in nodes if not _initialised_once(facts, n, name)]
+            nodes = [n for n in nodes if not initialised_once(facts, n, name)]
             if name in declared and nodes:
                 result[name] = min([result.get(name, 10**9)] + [_line(n) for n in nodes])
     return result
-
-
-def _initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:
-    """``if NAME is None: NAME = ...`` (or ``if not NAME:``): a lazy initialisation, made once
-    before first use; the value never changes after it."""
-    for ancestor in facts.ancestors(node):
-        if isinstance(ancestor, FunctionNode):
-            return False
-        if isinstance(ancestor, ast.If):
-            test = ancestor.test
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test = test.operand
-                if isinstance(test, ast.Name) and test.id == name:
-                    return True
-            if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name \
-                    and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
-                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
-                return True
-    return False
 
 
 def _line(node: ast.AST) -> int:

@@ -5,7 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import TF_FUNCTION, ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
@@ -40,7 +40,9 @@ class EagerModelCall(Rule):
     In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     a `tf.function` cannot run its models.
     When the call is already inside a tf.function, when the model is re-created in the loop
-    or is what a single loop iterates over (`for m in models: m(x)`: one call per model),
+    or is what a single loop iterates over (`for m in models: m(x)`: one call per model), or
+    when the code wraps the same model in `tf.function` after the loop (`net = tf.function(net)`:
+    the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings),
     under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
@@ -113,6 +115,8 @@ class EagerModelCall(Rule):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops) or one_call_per_model(facts, loops, func.id):
                 continue
+            if _wrapped_after(facts, func.id, loops[-1]):
+                continue  # `net = tf.function(net)` next: the eager loop is the baseline of a comparison
             if builds_on_pretrained(facts, func):
                 continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace
             if (func.id, loops[-1]) in reported:
@@ -181,3 +185,17 @@ def _checks_a_converted_model(loop: ast.AST) -> bool:
     the converted model with the original, once, on a few inputs."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "invoke"
                and not n.args for n in ast.walk(loop))
+
+
+def _wrapped_after(facts: ModuleFacts, name: str, loop: ast.AST) -> bool:
+    """``name = tf.function(name)`` after ``loop``, in the same scope."""
+    scope = facts.enclosing_function(loop)
+    assignments = facts.assignments_in(scope).get(name, []) if scope is not None else facts.module_assignments.get(name, [])
+    end = getattr(loop, "end_lineno", None) or loop.lineno
+    for stmt in assignments:
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, ast.Assign) and stmt.lineno > end and isinstance(value, ast.Call) \
+                and facts.qualname(value.func) == TF_FUNCTION and value.args \
+                and isinstance(value.args[0], ast.Name) and value.args[0].id == name:
+            return True
+    return False
