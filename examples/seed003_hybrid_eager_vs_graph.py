@@ -90,7 +90,7 @@ class Benchmark:
 # 现在我们可以调用网络三次，一次使用eager模式，一次是使用图模式。
 net = get_net()
 with Benchmark('Eager模式'):
-    # expect: G1
+    # expect-none: G1 - the eager baseline of a comparison: net = tf.function(net) follows
     for i in range(1000): net(x)
 
 net = tf.function(net)

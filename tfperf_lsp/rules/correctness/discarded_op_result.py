@@ -20,7 +20,7 @@ _PURE_OPS = frozenset(
         "maximum minimum matmul einsum reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
         "square sqrt exp math.log nn.relu nn.softmax nn.sigmoid sigmoid tanh nn.l2_normalize "
         "math.l2_normalize one_hot pad reverse sort argsort argmax argmin round sign negative "
-        "image.resize image.flip_left_right image.convert_image_dtype ensure_shape boolean_mask "
+        "image.resize image.flip_left_right image.convert_image_dtype boolean_mask "
         "convert_to_tensor zeros_like ones_like"
     ).split()
 )
@@ -48,7 +48,8 @@ class DiscardedOpResult(Rule):
 
     ## When it stays silent
     For ops with effects (`tf.print`, `tf.debugging.*`, `tf.assert_*`, `tf.summary.*`,
-    `tf.io.write_file`, variable `assign`), for calls whose result is used (assigned, returned,
+    `tf.io.write_file`, variable `assign`) and `tf.ensure_shape`, a shape check written as a
+    statement (it raises on a mismatch), for calls whose result is used (assigned, returned,
     passed on), and for ops tfperf does not know to be pure. At the top level of a module: in a
     notebook, a cell's last expression is its displayed output (and a script's top level runs
     once). Inside the `try` of a `try`/`except` or a `with pytest.raises(...)` /

@@ -7,6 +7,7 @@ from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.hotness import HotCode
+from tfperf_lsp.analysis.loopvalues import varying_scalar
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
@@ -46,6 +47,9 @@ class CostlyEagerFunction(Rule):
     Also when the repeated call is not in code this file runs eagerly itself (module-level code,
     `main()` and what they call): a library function's callers may well run it inside a graph
     (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
+    When a repeated call passes a Python number that changes per iteration (`run(step / n,
+    step)`): as a tf.function it would trace again on every call, slower than eager (TFP101
+    says how to pass it as a tensor once it is a tf.function).
     For loops over a handful of literal items (`for c in range(3)`), for calls that do not run
     every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
     real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`, `tf.train.Example` protos), and for functions that build
@@ -92,6 +96,7 @@ class CostlyEagerFunction(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         sites: dict[str, int] = {}  # name -> line of its first repeated call
+        retraced: set[str] = set()  # names called with a Python number that changes per iteration
         hot = ctx.hot
         module_defs = {fn.name for fn in facts.functions if facts.scope_of(fn) is None}
         for call in hot_calls(ctx):
@@ -102,9 +107,11 @@ class CostlyEagerFunction(Rule):
                 continue  # a short loop, or a library function whose callers may run it in a graph
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it
+            if isinstance(call.node, ast.Call) and _passes_loop_numbers(facts, call.node):
+                retraced.add(call.name)  # as a tf.function it would trace again on every call
             sites.setdefault(call.name, cast(ast.expr, call.node).lineno)  # a Call or a timeit string
         for fn in facts.functions:
-            if fn.name not in sites or facts.scope_of(fn) is not None:
+            if fn.name not in sites or fn.name in retraced or facts.scope_of(fn) is not None:
                 continue
             if any(facts.qualname(d.func if isinstance(d, ast.Call) else d) == "tensorflow.function" for d in fn.decorator_list):
                 continue
@@ -127,6 +134,14 @@ class CostlyEagerFunction(Rule):
                 fix_title=None if wrapped_elsewhere else "Decorate with @tf.function",
                 fix_applicability="unsafe",
             )
+
+
+def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``run(step / float(n), step)`` in ``for step in range(n)``: a Python number that changes
+    per iteration. A tf.function traces once per distinct Python value: one trace per call."""
+    loops = facts.enclosing_loops(call)
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    return any(varying_scalar(facts, argument, loops) is not None for argument in arguments)
 
 
 def _has_tape(facts: ModuleFacts, fn: ast.AST) -> bool:

@@ -48,7 +48,8 @@ class EagerTrainStep(Rule):
     `for step in range(50)`): a trace costs more than a demo loop saves. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
-    of a local helper that does.
+    of a local helper that does; the message then says what to make graph-safe first (for a
+    step written in the loop body too).
 
     ## Fix
     Decorate the step with `@tf.function` (quick fix, marked unsafe: Python side effects now run
@@ -147,10 +148,12 @@ class EagerTrainStep(Rule):
             if ctx.hot.runs_few_times([with_stmt]):
                 continue  # a demo loop of a few dozen steps
             reported.add(with_stmt)
+            blockers = graph_blockers(facts, with_stmt)
             yield self.finding(
                 ctx, call,
                 "This training step runs eagerly, op by op, on every iteration: move it into a function "
-                "decorated with `@tf.function` and call that in the loop",
+                "decorated with `@tf.function` and call that in the loop"
+                + (f" (first make it graph-safe: it {', '.join(blockers)})" if blockers else ""),
                 label="eager train step",
             )
 

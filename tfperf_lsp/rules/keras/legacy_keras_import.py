@@ -113,6 +113,8 @@ class LegacyKerasImport(Rule):
         facts = ctx.facts
         if ctx.hot.tf1_only:
             return  # written for TensorFlow 1 (tf.contrib...), where this path was tf.keras itself
+        if _builds_on_internals(facts):
+            return  # a library on TensorFlow's internals: it patches and extends the private copy on purpose
         target = target_keras(facts, ctx.settings)
         legacy_imports = [(node, legacy) for node in _imports(facts)
                           if (legacy := _legacy_module(node)) is not None and not _version_gated(facts, node)]
@@ -142,6 +144,28 @@ class LegacyKerasImport(Rule):
 
 
 _HELPER_MODULES = ("preprocessing", "utils", "backend")
+# Internals a script may import for a device list or file helpers; any other tensorflow.python
+# module marks code built on TensorFlow's internals.
+_SCRIPT_INTERNALS = ("keras", "client", "platform")
+
+
+def _builds_on_internals(facts: ModuleFacts) -> bool:
+    """The file imports other private TensorFlow modules (``tensorflow.python.framework``,
+    ``.ops``, ``.training``...): library code (TF Recommenders-Addons' patches of Keras 2's
+    initializers and savers) that uses the private copy's own helpers and classes on purpose."""
+    for node in _imports(facts):
+        modules = [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else \
+            [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        for module in modules:
+            if module == "tensorflow.python" and isinstance(node, ast.ImportFrom):
+                names = [alias.name for alias in node.names]
+            elif module.startswith("tensorflow.python."):
+                names = [module.split(".")[2]]
+            else:
+                continue
+            if any(name not in _SCRIPT_INTERNALS for name in names):
+                return True
+    return False
 
 
 def _helpers_only(node: Import, legacy: str) -> bool:

@@ -56,7 +56,8 @@ class PredictInLoop(Rule):
     m.predict(x)`: each call is on another model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and loops
-    that draw what they predict (`plt.imshow`, `display(...)`). For a recurrent model (an
+    that draw what they predict (`plt.imshow`, `display(...)`). For a benchmark of `predict`
+    itself: the same input every time, in a loop that reads a clock on each iteration. For a recurrent model (an
     `LSTM`, `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model
     is built elsewhere) it does not suggest calling the model directly: that runs its time loop
     op by op, no faster than `predict` on a short sequence and much slower on a long one
@@ -139,6 +140,8 @@ class PredictInLoop(Rule):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")
+            if x is not None and _times_the_same_call(facts, loops[0], x):
+                continue  # a benchmark of predict itself: the repeats are the point
             carried = x is not None and (_built_from_earlier_iterations(facts, loops[0], x) or _stateful(facts))
             grows = x is not None and _grows(facts, loops, x)
             if _recurrent(facts, receiver, call):
@@ -321,7 +324,8 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
     loop updates (``tokens.append(...)``, ``seq += ...``) or rebinds from itself
     (``arpegio = tf.concat([arpegio, note], 1)``) or assigns after the call (``target_seq``
     rebuilt from the sampled token, in a greedy decoder), directly or through names the loop
-    assigns from it. Then the calls cannot be stacked into one ``predict``."""
+    assigns from it: items it stores into the input (``x_pred[0, t, idx[char]] = 1.``) and the
+    iterables of inner loops it stores from (``for t, char in enumerate(sentence)``). Then the calls cannot be stacked into one ``predict``."""
     if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
         return False  # a comprehension: its iterations cannot see each other
     body = [n for stmt in loop.body for n in walk_same_scope(stmt)]
@@ -332,6 +336,12 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
             for target in node.targets:
                 for name in target_names(target):
                     assigned.setdefault(name, []).append(node.value)
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    # ``x_pred[0, t, index[char]] = 1.``: the array is made of what the store reads
+                    assigned.setdefault(target.value.id, []).extend((node.value, target.slice))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in target_names(node.target):  # ``for t, char in enumerate(sentence)``
+                assigned.setdefault(name, []).append(node.iter)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             updated.add(node.target.id)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS
@@ -353,6 +363,22 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
                 return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
             read |= reads
     return False
+
+
+_CLOCKS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer"})
+
+
+def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
+    """The loop predicts the same input every time and reads a clock on each iteration
+    (``start = time.time(); model.predict(batch); elapsed.append(time.time() - start)``): a
+    benchmark of ``predict`` itself. (A loop timed from outside, ``t0 = time()`` before it, is
+    how a reader measures what the finding says: that stays reported.)"""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or isinstance(x, ast.Call):
+        return False
+    if {n.id for n in ast.walk(x) if isinstance(n, ast.Name)} & facts.names_changed_by(loop):
+        return False  # a new input each time
+    return any(isinstance(n, ast.Call) and facts.qualname(n.func) in _CLOCKS
+               for stmt in loop.body for n in walk_same_scope(stmt))
 
 
 def _stateful(facts: ModuleFacts) -> bool:
