@@ -167,8 +167,8 @@ class ModuleFacts:
                             options=keywords_of(call),
                         )
                     )
-        for call in self.calls:
-            if self.qualname(call.func) != TF_FUNCTION or self._is_decorator(call):
+        for call in self.calls_by_qualname.get(TF_FUNCTION, ()):
+            if self._is_decorator(call):
                 continue
             wrapped = call.args[0] if call.args else keyword(call, "func")
             stmt = self.statement_of(call)
@@ -282,6 +282,28 @@ class ModuleFacts:
     # ----------------------------------------------------------------- names and calls
     def qualname(self, node: ast.AST | None) -> str | None:
         return self.imports.qualname(node) if node is not None else None
+
+    @cached_property
+    def calls_by_qualname(self) -> dict[str, list[ast.Call]]:
+        """Calls by the qualified name of what they call (``tensorflow.Variable``), each list in
+        source order: resolved once, for the rules and facts that look for particular APIs (ten
+        of them went through every call of the file, each on every keystroke)."""
+        index: dict[str, list[ast.Call]] = {}
+        qualname = self.imports.qualname
+        for call in self.calls:
+            name = qualname(call.func)
+            if name is not None:
+                index.setdefault(name, []).append(call)
+        return index
+
+    def calls_to(self, *names: str) -> list[ast.Call]:
+        """Calls of any of ``names`` (qualified), in source order."""
+        index = self.calls_by_qualname
+        if len(names) == 1:
+            return list(index.get(names[0], ()))
+        found = [call for name in names for call in index.get(name, ())]
+        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        return found
 
     def call_name(self, call: ast.Call) -> str | None:
         return self.qualname(call.func)

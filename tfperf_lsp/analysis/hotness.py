@@ -24,7 +24,7 @@ import ast
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
@@ -122,9 +122,7 @@ class HotCode:
             q == f or q.startswith(f + ".")
             for q in self.facts.imports.bindings.values()
             for f in _TEST_FRAMEWORKS
-        ) or "tf" in self.facts.imports.bindings and any(
-            self.facts.qualname(c.func) in ("tensorflow.test.main",) for c in self.facts.calls
-        )
+        ) or "tf" in self.facts.imports.bindings and "tensorflow.test.main" in self.facts.calls_by_qualname
 
     @cached_property
     def test_lines(self) -> list[tuple[int, int]]:
@@ -159,9 +157,9 @@ class HotCode:
             return True
         return self.tf1_only and not any(q in _EAGER_SWITCHES for q in qualnames)
 
-    @cached_property
-    def _called_qualnames(self) -> list[str]:
-        return [self.facts.qualname(c.func) or "" for c in self.facts.calls]
+    @property
+    def _called_qualnames(self) -> Iterable[str]:
+        return self.facts.calls_by_qualname.keys()
 
     @cached_property
     def tf1_only(self) -> bool:

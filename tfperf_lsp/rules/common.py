@@ -74,13 +74,22 @@ def _may_name(func: ast.AST, local: set[str], imported: set[str]) -> bool:
             and func.value.id in ("self", "cls") and func.attr in local)
 
 
+_KERAS_LAYER_MODULES = ("keras.layers.", "tensorflow.compat.v1.keras.layers.")
+
+
 def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
     """The class name of the Keras layer ``call`` builds (``LSTM`` for ``tf.keras.layers.LSTM(8)``
     or ``tf.compat.v1.keras.layers.LSTM``); None when it builds none."""
     qualname = facts.qualname(call.func) or ""
-    if qualname.startswith(("keras.layers.", "tensorflow.compat.v1.keras.layers.")):
+    if qualname.startswith(_KERAS_LAYER_MODULES):
         return qualname.rsplit(".", 1)[-1]
     return None
+
+
+def keras_layers_in_file(facts: ModuleFacts) -> set[str]:
+    """The class names of every Keras layer the file builds somewhere (``keras_layer`` of all
+    its calls, from the index of calls by name)."""
+    return {name.rsplit(".", 1)[-1] for name in facts.calls_by_qualname if name.startswith(_KERAS_LAYER_MODULES)}
 
 
 def eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
@@ -375,26 +384,13 @@ def _pads(path: str) -> bool:
 
 # ------------------------------------------------------------------ calls by qualified name
 def qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
-    """Calls by canonical qualified name, resolved once per analysis for all xla/precision rules."""
-    return ctx.derived(_index_qualified_calls)
-
-
-def _index_qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
-    index: dict[str, list[ast.Call]] = {}
-    qualname = ctx.facts.qualname
-    for call in ctx.facts.calls:
-        name = qualname(call.func)
-        if name is not None:
-            index.setdefault(name, []).append(call)
-    return index
+    """Calls by canonical qualified name (``ModuleFacts.calls_by_qualname``)."""
+    return ctx.facts.calls_by_qualname
 
 
 def calls_named(ctx: RuleContext, names: Iterable[str]) -> list[ast.Call]:
     """Calls of any of ``names`` (qualified), in source order."""
-    index = qualified_calls(ctx)
-    found = [call for name in names for call in index.get(name, ())]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
+    return ctx.facts.calls_to(*names)
 
 
 def initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:

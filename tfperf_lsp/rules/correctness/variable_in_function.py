@@ -86,9 +86,7 @@ class VariableInFunction(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
-            if facts.qualname(call.func) != _VARIABLE:
-                continue
+        for call in facts.calls_to(_VARIABLE):
             fn = facts.in_tf_function(call)
             if fn is None or not fn.is_tf_function or _guarded(facts, call):
                 continue

@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.models import assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import keras_layer
+from tfperf_lsp.rules.common import keras_layer, keras_layers_in_file
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, receiver_kind
 
@@ -400,7 +400,7 @@ def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
         if scope is not None or _listed_layers(construction):
             nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
             return any(isinstance(n, ast.Call) and keras_layer(facts, n) in _RECURRENT for n in nodes)
-    return any(keras_layer(facts, c) in _RECURRENT for c in facts.calls)
+    return bool(keras_layers_in_file(facts) & _RECURRENT)
 
 
 def _listed_layers(construction: ast.Call) -> bool:

@@ -63,9 +63,7 @@ class DeprecatedRelaxShapes(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for call in ctx.facts.calls:
-            if ctx.facts.qualname(call.func) != TF_FUNCTION:
-                continue
+        for call in ctx.facts.calls_to(TF_FUNCTION):
             for kw in call.keywords:
                 if kw.arg == "experimental_relax_shapes":
                     yield self.finding(

@@ -174,9 +174,7 @@ def _growing_attributes(facts: ModuleFacts) -> dict[str, str]:
     """``self.x`` attributes that a method reassigns to a concatenation of themselves: name ->
     the method that grows it."""
     found: dict[str, str] = {}
-    for call in facts.calls:
-        if facts.qualname(call.func) not in _GROWTH:
-            continue
+    for call in facts.calls_to(*_GROWTH):
         statement = facts.parent(call)
         if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
             continue

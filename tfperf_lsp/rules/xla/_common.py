@@ -61,7 +61,7 @@ def targets_tpu(facts: ModuleFacts) -> bool:
     """The file sets up a TPU (``TPUStrategy``, ``TPUClusterResolver``)."""
     cached = facts.__dict__.get("_tfperf_targets_tpu")  # lives as long as one analysis
     if cached is None:
-        cached = facts.__dict__["_tfperf_targets_tpu"] = any(facts.qualname(c.func) in _TPU_SETUP for c in facts.calls)
+        cached = facts.__dict__["_tfperf_targets_tpu"] = any(name in facts.calls_by_qualname for name in _TPU_SETUP)
     return cached
 
 

@@ -9,7 +9,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.analysis.models import keras_classes
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layer,
+from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layers_in_file,
                                      tf_function_calls, tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu
@@ -217,7 +217,7 @@ _CUDNN_RECURRENT = frozenset({"LSTM", "GRU", "CuDNNLSTM", "CuDNNGRU"})
 def _builds_cudnn_recurrent_layers(facts: ModuleFacts) -> bool:
     """The file builds a Keras LSTM or GRU: a step through such a model either fails to compile
     under XLA or loses the cuDNN kernel for a slower loop, so XLA is no likely win there."""
-    return any(keras_layer(facts, c) in _CUDNN_RECURRENT for c in facts.calls)
+    return bool(keras_layers_in_file(facts) & _CUDNN_RECURRENT)
 
 
 def _in_exported_module(facts: ModuleFacts, fn: TFFunction) -> bool:

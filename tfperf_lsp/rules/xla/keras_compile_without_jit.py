@@ -236,8 +236,5 @@ _SEQUENCE_LAYERS = {"LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "TextVec
 
 
 def _sequence_models(facts: ModuleFacts) -> bool:
-    for call in facts.calls:
-        qualname = facts.qualname(call.func) or ""
-        if (qualname.startswith(("keras.layers.", "tensorflow_hub.")) and qualname.rsplit(".", 1)[-1] in _SEQUENCE_LAYERS):
-            return True
-    return False
+    return any(qualname.startswith(("keras.layers.", "tensorflow_hub.")) and qualname.rsplit(".", 1)[-1] in _SEQUENCE_LAYERS
+               for qualname in facts.calls_by_qualname)
