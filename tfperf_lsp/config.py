@@ -9,7 +9,7 @@ pyproject.toml::
     [tool.tfperf]
     ignore = ["TFP501", "xla"]      # rule codes or whole categories
     select = ["retrace", "TFP201"]  # optional: only these
-    lint-tests = true               # performance rules in test code too (default: off)
+    lint-tests = true               # rules in test code too (default: off)
     [tool.tfperf.rules]
     TFP101 = "error"                # a severity, or "off"
     [tool.tfperf.device]            # what to assume when no benchmark probe has run

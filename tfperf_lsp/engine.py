@@ -128,15 +128,18 @@ _EAGER_ADVICE = EAGER_ADVICE_CATEGORIES  # also silent in run-once code and TF1 
 
 
 def _cold(ctx: RuleContext, finding: Finding) -> bool:
+    line = finding.span.start.line
+    # Test code, for every rule: a test runs what it checks and fails when it does not do what
+    # its author meant (on real code all 14 correctness findings judged in tests were wrong:
+    # seeded NumPy constants traced on purpose, ops run for the error they raise).
+    if not ctx.settings.lint_tests and ctx.hot.in_test_line(line):
+        return True
     if finding.category not in _PERFORMANCE:
-        return False  # correctness traps matter everywhere, tests included
+        return False  # correctness traps matter in all other code, run once or not
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:
         rule = rule_by_code(finding.code)
         if rule is None or not rule.graph_mode_too:
             return True
-    line = finding.span.start.line
-    if not ctx.settings.lint_tests and ctx.hot.in_test_line(line):
-        return True
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")

@@ -143,7 +143,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("extendIgnore", "array", [], items="string", readers=_SERVER_ONLY, project="extend-ignore",
             cli="--extend-ignore", description="Rules to turn off as well."),
     Setting("lintTests", "boolean", False, readers=_SERVER_ONLY, project="lint-tests",
-            description="Performance rules in test code too."),
+            description="Rules in test code too (off: test modules, TestCase classes and test_* functions are not checked)."),
     Setting("kerasVersion", "string", None, readers=_SERVER_ONLY, project="keras-version",
             description="\"2\" or \"3\": overrides the Keras version read from the imports and the environment."),
     Setting("device", "object", None, readers=_SERVER_ONLY, project="device",

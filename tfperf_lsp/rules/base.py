@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Literal
 
-from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix, Severity
+from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, Finding, Fix, Severity
 from tfperf_lsp.rules.context import RuleContext
 
 # What the benchmark times for a finding (bench/plans.py): the code as it is against
@@ -58,11 +58,9 @@ class Example:
 
 
 def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False) -> str:
-    """Add, at the end of "When it stays silent", where every rule of the category is silent
+    """Add, at the end of "When it stays silent", where every rule (of the category) is silent
     (the engine applies it: engine._cold, analysis/hotness.py)."""
-    if category not in PERFORMANCE_CATEGORIES:
-        return docs
-    text = ("Like every performance rule, it stays silent in test code (test modules, `TestCase` classes, "
+    text = ("Like every rule, it stays silent in test code (test modules, `TestCase` classes, "
             "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on)")
     if category in EAGER_ADVICE_CATEGORIES:
         text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "

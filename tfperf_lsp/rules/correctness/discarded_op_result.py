@@ -54,8 +54,7 @@ class DiscardedOpResult(Rule):
     notebook, a cell's last expression is its displayed output (and a script's top level runs
     once). Inside the `try` of a `try`/`except` or a `with pytest.raises(...)` /
     `self.assertRaises*(...)` block: the op is run for the error it raises (a shape or dtype
-    that does not fit). In test code: a test runs an op for its own sake (a smoke test, a mock
-    that counts calls).
+    that does not fit).
 
     ## Fix
     Use the result: `grad = tf.clip_by_norm(grad, 15)` (no quick fix: which name to assign to is
@@ -104,8 +103,6 @@ class DiscardedOpResult(Rule):
                 continue
             if _expected_to_raise(facts, statement):
                 continue  # run for the error it raises (a shape or dtype demonstration)
-            if ctx.hot.in_test(call):
-                continue  # a test runs the op for its own sake: a smoke test, a mock's call count
             yield self.finding(
                 ctx, call,
                 f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "

@@ -11,6 +11,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import version_gated
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import target_keras, tf_before_216
 
@@ -117,7 +118,7 @@ class LegacyKerasImport(Rule):
             return  # a library on TensorFlow's internals: it patches and extends the private copy on purpose
         target = target_keras(facts, ctx.settings)
         legacy_imports = [(node, legacy) for node in _imports(facts)
-                          if (legacy := _legacy_module(node)) is not None and not _version_gated(facts, node)]
+                          if (legacy := _legacy_module(node)) is not None and not version_gated(facts, node)]
         hierarchy = [(node, legacy) for node, legacy in legacy_imports if not _helpers_only(node, legacy)]
         if not hierarchy:
             return  # text preprocessing, utils, backend helpers: no model is built from the old classes
@@ -293,22 +294,3 @@ def _replacement(facts: ModuleFacts, node: Import, target: int | None) -> tuple[
     return f"{prefix}.{sub}", f"{prefix}.{sub}", False
 
 
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
-
-
-def _version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
-    """An import that runs only on old TensorFlow versions or when the modern import fails: a
-    branch of an ``if`` on a version, or the ``except ImportError`` fallback of a ``try`` (a
-    legacy import tried first, in the ``try`` body, still runs and is still reported)."""
-    child = node
-    for ancestor in facts.ancestors(node):
-        if isinstance(ancestor, ast.If) and child in ancestor.orelse + ancestor.body:
-            if "version" in ast.unparse(ancestor.test).lower():
-                return True
-        if isinstance(ancestor, ast.ExceptHandler):
-            caught = ancestor.type
-            names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
-            if caught is None or any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names):
-                return True
-        child = ancestor
-    return False

@@ -8,7 +8,7 @@ from typing import Iterator, Literal
 from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.imports import canonical
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
-from tfperf_lsp.rules.common import qualified_calls
+from tfperf_lsp.rules.common import qualified_calls, version_gated
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 
@@ -45,6 +45,9 @@ class RemovedMixedPrecisionApi(Rule):
     On the current API: `keras.mixed_precision.set_global_policy`, `Policy`, `LossScaleOptimizer`
     without `loss_scale=`. Calls made through a name imported from the experimental module
     (`Policy(...)` after `from ...experimental import Policy`) are covered by the import's finding.
+    In a branch of an `if` on the TensorFlow version, or in the `except ImportError` /
+    `AttributeError` fallback of a `try`: that code runs only on the old TensorFlow whose API it
+    uses.
 
     ## Fix
     Safe renames, each valid on its own: the module import becomes
@@ -89,14 +92,15 @@ class RemovedMixedPrecisionApi(Rule):
         facts = ctx.facts
         if "experimental" in text:
             for stmt in _import_statements(facts.tree):
-                finding = self._import_finding(ctx, stmt)
+                finding = self._import_finding(ctx, stmt) if not version_gated(facts, stmt) else None
                 if finding is not None:
                     yield finding
         for qualname, calls in qualified_calls(ctx).items():
             if not qualname.startswith(("keras.mixed_precision.", "tensorflow.train.experimental.")):
                 continue
             for call in calls:
-                yield from self._check_call(ctx, call, qualname)
+                if not version_gated(facts, call):  # the old API on the old TensorFlow it is right for
+                    yield from self._check_call(ctx, call, qualname)
 
     def _check_call(self, ctx: RuleContext, call: ast.Call, qualname: str) -> Iterator[Finding]:
         if qualname == _GRAPH_REWRITE:
