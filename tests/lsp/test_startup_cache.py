@@ -99,3 +99,15 @@ def test_the_collector_runs_as_before_after_the_imports(tmp_path):
     with startup.quick_imports(str(tmp_path / "c" / "codes.marshal")):
         assert gc.get_threshold() == startup.IMPORT_GC_THRESHOLDS
     assert gc.get_threshold() == before and gc.isenabled()
+
+
+def test_the_server_module_is_imported_once(monkeypatch):
+    """The launcher imports the server early (to fail clearly) and the command line asks again:
+    the second time neither reads the cache nor changes the collector."""
+    first = startup.import_server()
+
+    def fail(*args, **kwargs):
+        raise AssertionError("imported twice")
+
+    monkeypatch.setattr(startup, "quick_imports", fail)
+    assert startup.import_server() is first

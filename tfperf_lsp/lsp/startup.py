@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib
 import importlib.util
 import marshal
 import os
@@ -112,9 +113,14 @@ def quick_imports(path: str | None = None) -> Iterator[CompiledSources | None]:
 
 
 def import_server():
-    """The server module, imported as fast as this machine allows."""
-    with quick_imports():
-        import tfperf_lsp.lsp.server as server
+    """The server module, imported as fast as this machine allows (once: the launcher imports it
+    early, to fail with a clear message, and the command line asks again)."""
+    import sys
+
+    server = sys.modules.get("tfperf_lsp.lsp.server")
+    if server is None:
+        with quick_imports():
+            server = importlib.import_module("tfperf_lsp.lsp.server")
     return server
 
 
