@@ -63,12 +63,13 @@ def reparse(previous: Parsed, lines: list[str]) -> ast.Module | None:
     new_end = old_end + (n_new - n_old)
     if new_end < slice_start - 1:
         return None
+    # The slice is parsed after as many empty lines as precede it, so its nodes carry their line
+    # numbers in the whole text: shifting them afterwards (``ast.increment_lineno``) walks every
+    # node in Python, which cost more than the parse when the slice runs to the end of the file.
     try:
-        part = ast.parse("\n".join(lines[slice_start - 1:new_end]), type_comments=False)
+        part = ast.parse("\n" * (slice_start - 1) + "\n".join(lines[slice_start - 1:new_end]), type_comments=False)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if slice_start > 1:
-        ast.increment_lineno(part, slice_start - 1)
     before = body[:first_statement[first]]
     after = body[first_statement[last + 1]:] if last + 1 < len(starts) else []
     return ast.Module(body=[*before, *part.body, *after], type_ignores=[])
