@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 from functools import partial
-from typing import Iterator
+from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import TF_FUNCTION, ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
@@ -191,7 +191,8 @@ def _wrapped_after(facts: ModuleFacts, name: str, loop: ast.AST) -> bool:
     """``name = tf.function(name)`` after ``loop``, in the same scope."""
     scope = facts.enclosing_function(loop)
     assignments = facts.assignments_in(scope).get(name, []) if scope is not None else facts.module_assignments.get(name, [])
-    end = getattr(loop, "end_lineno", None) or loop.lineno
+    statement = cast("ast.stmt", loop)  # a for or while loop
+    end = statement.end_lineno or statement.lineno
     for stmt in assignments:
         value = getattr(stmt, "value", None)
         if isinstance(stmt, ast.Assign) and stmt.lineno > end and isinstance(value, ast.Call) \

@@ -134,7 +134,7 @@ class StepsPerExecution(Rule):
             description = small_model(facts, *built) if built else None
             if description is None:
                 continue
-            if _convolves_images(facts, *built) and not device_facts(ctx).gpu:
+            if built is not None and _convolves_images(facts, *built) and not device_facts(ctx).gpu:
                 continue  # on a CPU (or an unknown device) convolutions over images set the step time
             fits = fit_uses(facts, call, receiver.id)
             if not fits or facts.in_tf_function(call) is not None:
