@@ -43,7 +43,8 @@ class EagerTrainStep(Rule):
     an agent or trainer class, not reached from module-level code or `main()`): its callers may
     trace it (tf_agents wraps `_train` in a tf.function). When it sits in a branch that chooses
     eager execution on purpose (`if FLAGS.mode == "eager_tf":`). A step with several tapes
-    (`with tf.GradientTape() as g, tf.GradientTape() as d:`) gets one finding. When the code
+    (`with tf.GradientTape() as g, tf.GradientTape() as d:`), or a tape opened inside another
+    tape's block (a gradient penalty), gets one finding. When the code
     visibly runs the step at most 100 times (module-level loops with literal counts:
     `for step in range(50)`): a trace costs more than a demo loop saves. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
@@ -129,10 +130,14 @@ class EagerTrainStep(Rule):
         """The step written directly in a loop body, not in a function."""
         facts = ctx.facts
         reported: set[ast.AST] = set()  # one finding per step: ``with tf.GradientTape() as g, tf.GradientTape() as d:``
-        for item in _tape_items(facts):
+        items = _tape_items(facts)
+        tape_blocks = {facts.parent(item) for item in items}
+        for item in items:
             call = item.context_expr
             if facts.parent(item) in reported:
                 continue
+            if any(ancestor in tape_blocks for ancestor in facts.ancestors(item) if ancestor is not facts.parent(item)):
+                continue  # a tape inside another tape's block (a gradient penalty): part of that step
             if facts.in_tf_function(item) is not None or (
                 facts.enclosing_function(item) in _defs_with_steps(ctx) and not _in_own_loop(facts, item)
             ):

@@ -67,6 +67,7 @@ class MapFunction:
     identity: bool = False
     elementwise: bool = False
     per_element: str | None = None  # an op that only takes one element (read_file, decode_jpeg)
+    python_op: str | None = None  # tf.py_function / numpy_function: Python code, under the GIL
 
     @property
     def pure(self) -> bool:
@@ -169,6 +170,7 @@ def _call(facts: ModuleFacts, call: ast.Call, result: MapFunction, local: set[st
     short = _short(qualname)
     if qualname in PY_OPS:
         result.stateful = result.stateful or short
+        result.python_op = result.python_op or short
     elif qualname.startswith("tensorflow."):
         if ".random." in qualname or qualname.startswith(("tensorflow.image.random_", "tensorflow.image.stateless_random_")):
             result.random = result.random or short

@@ -57,7 +57,10 @@ class PredictInLoop(Rule):
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and loops
     that draw what they predict (`plt.imshow`, `display(...)`). For a benchmark of `predict`
-    itself: the same input every time, in a loop that reads a clock on each iteration. For a recurrent model (an
+    itself: the same input every time, in a loop that reads a clock on each iteration. For
+    `predict` on a `tf.data` pipeline, and on the inputs of the (inputs, labels) pairs a loader
+    yields (`for x_true, y_true in data:`): each call gets a batch, often padded to its own
+    length, so the calls cannot be joined. For a recurrent model (an
     `LSTM`, `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model
     is built elsewhere) it does not suggest calling the model directly: that runs its time loop
     op by op, no faster than `predict` on a short sequence and much slower on a long one
@@ -142,6 +145,8 @@ class PredictInLoop(Rule):
             x = call.args[0] if call.args else keyword(call, "x")
             if x is not None and _times_the_same_call(facts, loops[0], x):
                 continue  # a benchmark of predict itself: the repeats are the point
+            if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)):
+                continue  # predict on a dataset, or on the inputs of each (inputs, labels) batch a loader yields
             carried = x is not None and (_built_from_earlier_iterations(facts, loops[0], x) or _stateful(facts))
             grows = x is not None and _grows(facts, loops, x)
             if _recurrent(facts, receiver, call):
@@ -179,14 +184,14 @@ class PredictInLoop(Rule):
             if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
-                           f"`{name}({x_text}, training=False)` inside the loop")
+                           f"`{name}({x_text}, training=False).numpy()` inside the loop")
             elif carried:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call, on an input built from "
-                           f"earlier iterations: call `{name}({x_text}, training=False)`, or a {_graph_of(name, grows)} "
+                           f"earlier iterations: call `{name}({x_text}, training=False).numpy()`, or a {_graph_of(name, grows)} "
                            f"made once before the loop{_growth_note(grows)}")
             else:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
-                           f"`{name}({x_text}, training=False)`; otherwise batch the inputs into one `predict`")
+                           f"`{name}({x_text}, training=False).numpy()`; otherwise batch the inputs into one `predict`")
             yield self.finding(
                 ctx, call,
                 message,
@@ -379,6 +384,37 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
         return False  # a new input each time
     return any(isinstance(n, ast.Call) and facts.qualname(n.func) in _CLOCKS
                for stmt in loop.body for n in walk_same_scope(stmt))
+
+
+_DATASET_METHODS = frozenset({"map", "batch", "padded_batch", "prefetch", "take", "skip", "shuffle", "cache", "filter",
+                              "unbatch", "repeat", "from_tensor_slices", "from_generator"})
+
+
+def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:
+    """``model.predict(test_ds.map(lambda e: e["features"]))``: a ``tf.data`` pipeline, which
+    ``predict`` iterates batch by batch (a direct call of the model could not take it)."""
+    return isinstance(x, ast.Call) and (
+        (isinstance(x.func, ast.Attribute) and x.func.attr in _DATASET_METHODS)
+        or (facts.qualname(x.func) or "").startswith("tensorflow.data."))
+
+
+def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
+    """``for x_true, y_true in data: model.predict(x_true)``: a loader that yields (inputs, labels)
+    pairs, as evaluation loops over batch generators do; each ``predict`` gets a batch (padded to
+    its own length, so they cannot be joined). Not ``enumerate``/``zip``, which pair single items,
+    nor a ``tf.data`` dataset: ``predict`` takes the whole of it in one call."""
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Tuple)
+            and len(loop.target.elts) >= 2 and isinstance(x, ast.Name)):
+        return False
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip"):
+        return False
+    if isinstance(iterable, ast.Name):
+        iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
+    if isinstance(iterable, ast.Call) and (_a_dataset(facts, iterable) or "dataset" in ast.unparse(iterable.func).lower()):
+        return False  # ``for item, label in data.gen_dataset(...)``: one predict over the dataset
+    first = loop.target.elts[0]
+    return isinstance(first, ast.Name) and first.id == x.id
 
 
 def _stateful(facts: ModuleFacts) -> bool:

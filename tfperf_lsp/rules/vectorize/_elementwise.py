@@ -104,7 +104,7 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
         body = target.body
     else:
         qualname = facts.qualname(fn) or ""
-        return qualname.startswith("tensorflow.") and not _blocked(qualname)
+        return qualname.startswith("tensorflow.") and not _blocked(qualname) and qualname not in _SHAPE_DEPENDENT
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.Yield, ast.YieldFrom, ast.Await, ast.IfExp, ast.ListComp, ast.GeneratorExp)):
@@ -116,9 +116,17 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
                 if qualname.startswith("tensorflow."):
                     if _blocked(qualname):
                         return False
+                    if qualname in _SHAPE_DEPENDENT and len(node.args) < 2 and not any(k.arg == "axis" for k in node.keywords):
+                        return False
                 elif not (isinstance(node.func, ast.Name) and vectorizable(facts, node.func, at, depth + 1)):
                     return False
     return True
+
+
+# Without an axis, ``tf.squeeze`` drops every dimension of size 1: under pfor it also drops
+# the batch dimension when the loop has one item (measured: shape (2,) instead of (1, 2), and
+# ``fallback_to_while_loop=False`` does not catch it).
+_SHAPE_DEPENDENT = frozenset({"tensorflow.squeeze", "tensorflow.compat.v1.squeeze"})
 
 
 def _blocked(qualname: str) -> bool:

@@ -45,7 +45,9 @@ class PerElementMap(Rule):
     When `f` is unknown (a Keras layer, a method, a function from another module), calls
     something that is not TensorFlow, has Python control flow, or uses ops that pfor cannot
     vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
-    `tf.boolean_mask`, one-argument `tf.where`), random ops, `tf.print`, `py_function`,
+    `tf.boolean_mask`, one-argument `tf.where`, `tf.squeeze` without an axis, which under
+    `tf.vectorized_map` also drops the batch dimension of a one-item batch), random ops,
+    `tf.print`, `py_function`,
     variables. Matmuls are TFP401's. When the items are pieces of different shapes
     (`tf.dynamic_partition`, `tf.split` by sizes), or a Python list filled item by item: there
     is no tensor to vectorise over (for sums per partition, `tf.math.unsorted_segment_sum` is the

@@ -110,7 +110,11 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
         if not isinstance(node, ast.Call):
             continue
         qualname = facts.qualname(node.func) or ""
-        if qualname in ELEMENTWISE:
+        if _reads_an_iterator(node):
+            # ``next(self._iterator)`` in the step: IteratorGetNext does not compile (TF 2.21:
+            # "Detected unsupported operations", measured)
+            profile.blockers.add("reads a dataset iterator")
+        elif qualname in ELEMENTWISE:
             profile.elementwise += 1
         elif qualname in _UNCOMPILABLE_CALLS:
             profile.blockers.add(_UNCOMPILABLE_CALLS[qualname])
@@ -142,6 +146,14 @@ _UPDATES = frozenset({"apply_gradients", "minimize", "assign", "assign_add", "as
 _DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "map", "repeat", "take", "skip", "prefetch",
                               "cache", "filter", "unbatch", "from_tensor_slices", "from_generator", "interleave",
                               "experimental_distribute_dataset", "distribute_datasets_from_function"})
+
+
+def _reads_an_iterator(call: ast.Call) -> bool:
+    """``next(it)``, ``it.get_next()``, ``it.get_next_as_optional()``."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id == "next" and len(call.args) in (1, 2)
+    return isinstance(func, ast.Attribute) and func.attr in ("get_next", "get_next_as_optional")
 
 
 def _iterates_dataset(facts: ModuleFacts, iterable: ast.expr, params: set[str]) -> bool:

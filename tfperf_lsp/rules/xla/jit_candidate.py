@@ -65,7 +65,8 @@ class JitCandidate(Rule):
     `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
     shape, and XLA would compile again for each. A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
-    compile dataset ops, measured) and a train step in a
+    compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
+    IteratorGetNext does not compile either, measured) and a train step in a
     file that builds a Keras `LSTM` or `GRU` (Keras keeps their cuDNN kernel out of XLA: the
     step fails to compile or loses its fast kernel) are silent too, as are a step called inside
     `with tf.device(...)` (one replica per device by hand: under XLA it cannot read variables
