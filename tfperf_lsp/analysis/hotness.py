@@ -304,6 +304,19 @@ class HotCode:
         loop: not under ``if step % N == 0`` (periodic), not once per epoch beside an inner loop
         that does the steps."""
         loops = self.facts.enclosing_loops(node)
+        if not loops or self.on_some_iterations(node):
+            return False
+        innermost = loops[0]
+        inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+        if not inner_loops:
+            return True
+        around = set(self.facts.ancestors(node))
+        return all(inner in around for inner in inner_loops)
+
+    def on_some_iterations(self, node: ast.AST) -> bool:
+        """Inside the innermost loop around it, ``node`` sits in the body of ``if step % 100 ==
+        0`` / ``if epoch == 0``: it skips most iterations (the ``else`` does not)."""
+        loops = self.facts.enclosing_loops(node)
         if not loops:
             return False
         innermost = loops[0]
@@ -313,16 +326,10 @@ class HotCode:
         for ancestor in self.facts.ancestors(node):
             if ancestor is innermost:
                 break
-            # The body of ``if step % 100 == 0`` / ``if step == 0`` skips most iterations (its
-            # ``else`` does not).
             if isinstance(ancestor, ast.If) and child not in ancestor.orelse and _runs_on_some_iterations(ancestor.test, counters):
-                return False
+                return True
             child = ancestor
-        inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
-        if not inner_loops:
-            return True
-        around = set(self.facts.ancestors(node))
-        return all(inner in around for inner in inner_loops)
+        return False
 
     def runs_at_most(self, node: ast.AST) -> int | None:
         """How many times ``node`` runs, when the code writes it down: module-level code runs

@@ -55,8 +55,10 @@ class PredictInLoop(Rule):
     re-created in the loop, or is what a single loop iterates over (`for m in models:
     m.predict(x)`: each call is on another model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
-    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and loops
-    that draw what they predict (`plt.imshow`, `display(...)`). For a benchmark of `predict`
+    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), calls that
+    run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
+    `apply_gradients`: validation on the whole set) or only on some iterations (`if epoch ==
+    0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a benchmark of `predict`
     itself: the same input every time, in a loop that reads a clock on each iteration. For
     `predict` on a `tf.data` pipeline, and on the inputs of the (inputs, labels) pairs a loader
     yields (`for x_true, y_true in data:`): each call gets a batch, often padded to its own
@@ -143,6 +145,8 @@ class PredictInLoop(Rule):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")
+            if ctx.hot.on_some_iterations(call) or _beside_the_training_loop(facts, loops[0], call):
+                continue  # once per epoch (validation beside the step loop), or under ``if epoch == 0``
             if x is not None and _times_the_same_call(facts, loops[0], x):
                 continue  # a benchmark of predict itself: the repeats are the point
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)):
@@ -367,6 +371,23 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
             if name in reads:
                 return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
             read |= reads
+    return False
+
+
+_TRAINING_CALLS = frozenset({"train_on_batch", "fit", "apply_gradients", "minimize"})
+
+
+def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
+    """The loop around ``call`` holds an inner loop that trains (``train_on_batch``, ``fit``,
+    ``apply_gradients``) and ``call`` is not in it: an epoch loop, and ``predict`` validates once
+    per epoch, on the whole validation set."""
+    around = set(facts.ancestors(call))
+    for node in walk_same_scope(loop):
+        if node is loop or node in around or not isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+            continue
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _TRAINING_CALLS
+               for n in walk_same_scope(node)):
+            return True
     return False
 
 
