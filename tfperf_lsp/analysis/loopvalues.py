@@ -45,14 +45,17 @@ def _varying(facts: ModuleFacts, expr: ast.AST, loops: list[ast.AST], depth: int
     return None
 
 
-def varying_number_list(facts: ModuleFacts, expr: ast.AST, loops: list[ast.AST]) -> str | None:
+def varying_number_list(facts: ModuleFacts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) -> str | None:
     """A list/tuple display of Python numbers in which some element changes per iteration
-    (directly at the call, or assigned to a name in the loop body)."""
+    (directly at the call, or assigned to a name in the loop body). A chain of names is followed
+    a few steps, not round a cycle (``x = x`` in the loop body)."""
     if isinstance(expr, ast.Name):
+        if depth > 6:
+            return None
         for loop in loops:
             source = _assigned_in_loop(loop, expr.id)
             if isinstance(source, ast.Assign):
-                return varying_number_list(facts, source.value, loops)
+                return varying_number_list(facts, source.value, loops, depth + 1)
         return None
     if not isinstance(expr, (ast.List, ast.Tuple)) or not expr.elts:
         return None
