@@ -9,6 +9,7 @@ from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import short
 from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
 # Ops that return a new tensor and change nothing else: calling one as a statement is a no-op
 # (eager: computed and dropped every step; in a graph: pruned, so it never even runs).
@@ -26,6 +27,12 @@ _PURE_OPS = frozenset(
 )
 
 
+# tf.data transformations: each returns a new dataset.
+_DATASET_TRANSFORMS = frozenset({"map", "batch", "padded_batch", "shuffle", "filter", "prefetch", "cache", "repeat",
+                                 "take", "skip", "unbatch", "interleave", "flat_map", "apply", "with_options",
+                                 "shard", "rebatch", "ragged_batch", "bucket_by_sequence_length"})
+
+
 class DiscardedOpResult(Rule):
     code = "TFP204"
     name = "discarded-op-result"
@@ -37,7 +44,9 @@ class DiscardedOpResult(Rule):
     ## What it does
     Finds a call of a TensorFlow op that returns a new tensor and has no other effect
     (`tf.clip_by_norm`, `tf.clip_by_value`, `tf.cast`, `tf.reshape`, `tf.nn.l2_normalize`, ...)
-    written as a statement of its own, so its result is thrown away.
+    written as a statement of its own, so its result is thrown away; and a `tf.data`
+    transformation (`dataset.map(f)`, `.batch(n)`, `.shuffle(n)`...) on a visible pipeline
+    written as a statement: it returns a new dataset and the old one is used on.
 
     ## Why is this slow
     Tensors are immutable: `tf.clip_by_norm(grad, 15)` returns a clipped copy and leaves `grad`
@@ -107,6 +116,26 @@ class DiscardedOpResult(Rule):
                 ctx, call,
                 f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "
                 f"statement changes nothing - assign it (`x = {short(qualname)}(x, ...)`)",
+                label="result unused",
+            )
+        yield from self._discarded_dataset_steps(ctx)
+
+    def _discarded_dataset_steps(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``dataset.map(f)`` as a statement: a ``tf.data`` transformation returns a new dataset
+        and leaves its input as it was, so the map never runs."""
+        facts = ctx.facts
+        for step in pipelines(ctx).steps:
+            statement = facts.parent(step.call)
+            if step.method not in _DATASET_TRANSFORMS or not isinstance(statement, ast.Expr) \
+                    or isinstance(facts.parent(statement), ast.Module):
+                continue
+            receiver = step.call.func.value if isinstance(step.call.func, ast.Attribute) else None
+            target = ast.unparse(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else "dataset"
+            yield self.finding(
+                ctx, step.call,
+                f"The dataset that `.{step.method}(...)` returns is thrown away: a tf.data transformation "
+                f"makes a new dataset and leaves `{target}` as it was - assign it "
+                f"(`{target} = {target}.{step.method}(...)`)",
                 label="result unused",
             )
 

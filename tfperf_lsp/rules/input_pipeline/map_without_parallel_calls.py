@@ -125,6 +125,8 @@ class MapWithoutParallelCalls(Rule):
             call = step.call
             if len(call.args) >= 2 or keyword(call, "num_parallel_calls") is not None:
                 continue
+            if isinstance(ctx.facts.parent(call), ast.Expr):
+                continue  # the mapped dataset is thrown away (TFP204 says so): nothing runs it
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -37,7 +38,8 @@ class TrainOnBatchLoop(Rule):
     In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     Keras compiles `train_on_batch` with that backend.
     Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
-    call per new model), for `fit` on the whole data (a per-epoch
+    call per new model), when the loop also trains another model with `train_on_batch` (a GAN's
+    alternating discriminator and generator updates, which `fit` cannot interleave), for `fit` on the whole data (a per-epoch
     `fit(x, y, epochs=1)` loop), for `fit` on index arrays or loop targets (cross-validation folds
     look like that), and for objects that are not visibly Keras models.
 
@@ -115,6 +117,8 @@ class TrainOnBatchLoop(Rule):
             if isinstance(receiver, ast.Name) and assigned_in(loops[0], receiver.id):
                 continue  # a new model on each iteration
             name = ast.unparse(receiver)
+            if func.attr == "train_on_batch" and any(_alternates_models(facts, loop, call) for loop in loops):
+                continue  # a GAN step: fit cannot alternate two models batch by batch
             if func.attr == "train_on_batch":
                 yield self.finding(
                     ctx, call,
@@ -131,6 +135,18 @@ class TrainOnBatchLoop(Rule):
                     f"or `train_on_batch` may be faster: benchmark it",
                     label="fit per batch",
                 )
+
+
+def _alternates_models(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
+    """The loop body also trains another model batch by batch (``discriminator.train_on_batch``
+    then ``adversarial.train_on_batch``, a GAN's alternating updates, the critic's perhaps in an
+    inner loop of its own): one ``fit`` per model cannot interleave them."""
+    mine = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train_on_batch" \
+                and ast.unparse(node.func.value) != mine:
+            return True
+    return False
 
 
 def _per_batch(facts, call: ast.Call, loops) -> bool:
