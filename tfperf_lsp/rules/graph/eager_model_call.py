@@ -11,7 +11,7 @@ from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import other_keras_backend
+from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution
 
 _TAPE = "tensorflow.GradientTape"
 
@@ -43,7 +43,9 @@ class EagerModelCall(Rule):
     or is what a single loop iterates over (`for m in models: m(x)`: one call per model), or
     when the code wraps the same model in `tf.function` after the loop (`net = tf.function(net)`:
     the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings),
-    under a `GradientTape` in the loop (that is an eager training step: TFP301), and for
+    in a file that builds TensorFlow Probability layers (its models return distributions, which a
+    `tf.function` cannot return), under a `GradientTape` in the loop, or in a loop whose epoch loop also runs an eager training
+    step (an evaluation pass over the test set beside it: TFP301 reports the step), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
@@ -109,12 +111,15 @@ class EagerModelCall(Rule):
                 continue  # a function this file never runs (dead code, or a library's)
             if ctx.hot.runs_few_times([call]):
                 continue  # the code writes down 100 calls or fewer: the dispatch saved is a blink
-            if _trains_eagerly(facts, loops[0]):
-                continue  # the loop is an eager training step: TFP301's hint, not this extra forward pass
+            if any(_trains_eagerly(facts, loop) for loop in loops):
+                continue  # an eager training step in this loop or the epoch loop around it (an evaluation
+                # pass beside it): TFP301's hint, not this extra forward pass
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops) or one_call_per_model(facts, loops, func.id):
                 continue
+            if outputs_distribution(facts, func, call):
+                continue  # TFP layers: the model returns a distribution, which tf.function cannot return
             if _wrapped_after(facts, func.id, loops[-1]):
                 continue  # `net = tf.function(net)` next: the eager loop is the baseline of a comparison
             if builds_on_pretrained(facts, func):

@@ -238,3 +238,43 @@ def _listed_layers(call: ast.Call) -> list[ast.AST]:
     first = call.args[0] if call.args else keyword(call, "layers")
     return list(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else []
 
+
+
+# TensorFlow Probability layers whose output is a distribution object, not a tensor.
+_DISTRIBUTION_LAYERS = frozenset({
+    "DistributionLambda", "IndependentNormal", "IndependentBernoulli", "IndependentLogistic", "IndependentPoisson",
+    "MultivariateNormalTriL", "OneHotCategorical", "CategoricalMixtureOfOneHotCategorical", "MixtureSameFamily",
+    "MixtureNormal", "MixtureLogistic",
+})
+
+
+def _distribution_layer(facts: ModuleFacts, node: ast.AST | None) -> bool:
+    """``tfp.layers.DistributionLambda(...)``, or that layer applied (``...(...)(h)``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+        node = node.func  # a layer applied to its input: look at the layer
+    if not isinstance(node, ast.Call):
+        return False
+    qualname = facts.qualname(node.func) or ""
+    return qualname.startswith("tensorflow_probability.") and qualname.rsplit(".", 1)[-1] in _DISTRIBUTION_LAYERS
+
+
+def outputs_distribution(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
+    """The model returns a TensorFlow Probability distribution (its last layer is one): a direct
+    call hands back the distribution (no ``.numpy()``), and a ``tf.function`` cannot return it.
+    A model built where tfperf cannot see counts when the file builds such a layer anywhere."""
+    anywhere = any(name.startswith("tensorflow_probability.") and name.rsplit(".", 1)[-1] in _DISTRIBUTION_LAYERS
+                   for name in facts.calls_by_qualname)
+    if not anywhere:
+        return False
+    built = model_construction(facts, receiver, call) if isinstance(receiver, ast.Name) else None
+    if built is None:
+        return True
+    construction = built[0]
+    listed = _listed_layers(construction)
+    if listed:
+        return _distribution_layer(facts, listed[-1])
+    outputs = construction.args[1] if len(construction.args) > 1 else keyword(construction, "outputs")
+    if isinstance(outputs, ast.Name):
+        assignment = facts.reaching_assignment_at(outputs.id, construction)
+        outputs = getattr(assignment, "value", None)
+    return _distribution_layer(facts, outputs)

@@ -13,7 +13,7 @@ from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import keras_layer, keras_layers_in_file
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, receiver_kind
+from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, outputs_distribution, receiver_kind
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -58,11 +58,13 @@ class PredictInLoop(Rule):
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set) or only on some iterations (`if epoch ==
-    0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a benchmark of `predict`
-    itself: the same input every time, in a loop that reads a clock on each iteration. For
-    `predict` on a `tf.data` pipeline, and on the inputs of the (inputs, labels) pairs a loader
-    yields (`for x_true, y_true in data:`): each call gets a batch, often padded to its own
-    length, so the calls cannot be joined. For a recurrent model (an
+    0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
+    `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
+    that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, and on the
+    inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`): each
+    call gets a batch, often padded to its own length, so the calls cannot be joined. In a file
+    that builds TensorFlow Probability layers: a direct call returns a distribution object, not
+    an array. For a recurrent model (an
     `LSTM`, `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model
     is built elsewhere) it does not suggest calling the model directly: that runs its time loop
     op by op, no faster than `predict` on a short sequence and much slower on a long one
@@ -145,6 +147,8 @@ class PredictInLoop(Rule):
                 continue
             name = ast.unparse(receiver)
             x = call.args[0] if call.args else keyword(call, "x")
+            if outputs_distribution(facts, receiver, call):
+                continue  # TFP layers: a direct call returns a distribution object, not an array
             if ctx.hot.on_some_iterations(call) or _beside_the_training_loop(facts, loops[0], call):
                 continue  # once per epoch (validation beside the step loop), or under ``if epoch == 0``
             if x is not None and _times_the_same_call(facts, loops[0], x):
