@@ -38,7 +38,8 @@ class DiscardedOpResult(Rule):
     name = "discarded-op-result"
     category = "correctness"
     severity = Severity.WARNING
-    summary = "A TensorFlow op's result is thrown away (`tf.clip_by_norm(g, 5)` as a statement): it changes nothing"
+    summary = ("A TensorFlow op's or tf.data transformation's result is thrown away (`tf.clip_by_norm(g, 5)`, "
+               "`ds.shuffle(n)` as a statement): it changes nothing")
     doc_url = "https://www.tensorflow.org/guide/tensor"
     docs = """
     ## What it does
