@@ -382,6 +382,16 @@ def _pads(path: str) -> bool:
         return False
 
 
+# ------------------------------------------------------------------ tf.data
+# Methods of a tf.data dataset that return a new dataset (its transformations).
+DATASET_TRANSFORMATIONS = frozenset({
+    "map", "batch", "padded_batch", "shuffle", "filter", "prefetch", "cache", "repeat", "take", "skip", "unbatch",
+    "interleave", "flat_map", "apply", "with_options", "shard", "rebatch", "ragged_batch", "bucket_by_sequence_length",
+})
+# Dataset constructors called as methods (``tf.data.Dataset.from_tensor_slices(...)``).
+DATASET_SOURCES = frozenset({"from_tensor_slices", "from_generator"})
+
+
 # ------------------------------------------------------------------ calls by qualified name
 def qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
     """Calls by canonical qualified name (``ModuleFacts.calls_by_qualname``)."""

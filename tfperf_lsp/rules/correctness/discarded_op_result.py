@@ -7,7 +7,7 @@ from typing import Iterator
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import short
+from tfperf_lsp.rules.common import DATASET_TRANSFORMATIONS, short
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
@@ -25,12 +25,6 @@ _PURE_OPS = frozenset(
         "convert_to_tensor zeros_like ones_like"
     ).split()
 )
-
-
-# tf.data transformations: each returns a new dataset.
-_DATASET_TRANSFORMS = frozenset({"map", "batch", "padded_batch", "shuffle", "filter", "prefetch", "cache", "repeat",
-                                 "take", "skip", "unbatch", "interleave", "flat_map", "apply", "with_options",
-                                 "shard", "rebatch", "ragged_batch", "bucket_by_sequence_length"})
 
 
 class DiscardedOpResult(Rule):
@@ -127,7 +121,7 @@ class DiscardedOpResult(Rule):
         facts = ctx.facts
         for step in pipelines(ctx).steps:
             statement = facts.parent(step.call)
-            if step.method not in _DATASET_TRANSFORMS or not isinstance(statement, ast.Expr) \
+            if step.method not in DATASET_TRANSFORMATIONS or not isinstance(statement, ast.Expr) \
                     or isinstance(facts.parent(statement), ast.Module):
                 continue
             receiver = step.call.func.value if isinstance(step.call.func, ast.Attribute) else None

@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.models import assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import keras_layer, keras_layers_in_file
+from tfperf_lsp.rules.common import DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, outputs_distribution, receiver_kind
 
@@ -411,15 +411,11 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
                for stmt in loop.body for n in walk_same_scope(stmt))
 
 
-_DATASET_METHODS = frozenset({"map", "batch", "padded_batch", "prefetch", "take", "skip", "shuffle", "cache", "filter",
-                              "unbatch", "repeat", "from_tensor_slices", "from_generator"})
-
-
 def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:
     """``model.predict(test_ds.map(lambda e: e["features"]))``: a ``tf.data`` pipeline, which
     ``predict`` iterates batch by batch (a direct call of the model could not take it)."""
     return isinstance(x, ast.Call) and (
-        (isinstance(x.func, ast.Attribute) and x.func.attr in _DATASET_METHODS)
+        (isinstance(x.func, ast.Attribute) and x.func.attr in DATASET_TRANSFORMATIONS | DATASET_SOURCES)
         or (facts.qualname(x.func) or "").startswith("tensorflow.data."))
 
 
