@@ -95,7 +95,8 @@ def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
     """The model ``name`` holds is, or wraps, a pretrained network (``ResNet50(weights=...)``,
     ``hub.KerasLayer``, ``TFCLIPVisionModel.from_pretrained``): built by the expression of its
     reaching assignment, by the local factory that expression calls, or by a module-level
-    pretrained network that factory calls (``x = clip_vision(inputs)``)."""
+    pretrained network that factory calls (``x = clip_vision(inputs)``); or built on a name that
+    holds one (``Model(inputs=base.input, ...)`` with ``base = MobileNetV2(...)``)."""
     assignment = facts.reaching_assignment(name)
     if not isinstance(assignment, ast.Assign):
         return False
@@ -107,6 +108,11 @@ def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
 
 def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
     for node in walk_same_scope(code):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and depth < 3:
+            # ``Model(inputs=base.input, outputs=head(base.output))`` with ``base = MobileNetV2(...)``
+            source = facts.reaching_assignment(node)
+            if isinstance(source, ast.Assign) and isinstance(source.value, ast.Call) and _loads_pretrained(facts, source.value):
+                return True
         if not isinstance(node, ast.Call):
             continue
         if _loads_pretrained(facts, node):
