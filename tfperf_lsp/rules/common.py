@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
@@ -390,17 +390,6 @@ DATASET_TRANSFORMATIONS = frozenset({
 })
 # Dataset constructors called as methods (``tf.data.Dataset.from_tensor_slices(...)``).
 DATASET_SOURCES = frozenset({"from_tensor_slices", "from_generator"})
-
-
-# ------------------------------------------------------------------ calls by qualified name
-def qualified_calls(ctx: RuleContext) -> dict[str, list[ast.Call]]:
-    """Calls by canonical qualified name (``ModuleFacts.calls_by_qualname``)."""
-    return ctx.facts.calls_by_qualname
-
-
-def calls_named(ctx: RuleContext, names: Iterable[str]) -> list[ast.Call]:
-    """Calls of any of ``names`` (qualified), in source order."""
-    return ctx.facts.calls_to(*names)
 
 
 def initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:

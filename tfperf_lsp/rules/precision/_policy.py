@@ -25,7 +25,6 @@ from typing import Sequence
 
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.config import DeviceFacts
-from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.analysis.astutil import keyword
 
@@ -67,7 +66,7 @@ def _find_policy_events(ctx: RuleContext) -> list[PolicyEvent]:
     text = ctx.source.text
     if "policy" in text or "Policy" in text:
         facts = ctx.facts
-        for call in calls_named(ctx, SETTERS):
+        for call in ctx.facts.calls_to(*SETTERS):
             value = call.args[0] if call.args else keyword(call, "policy")
             events.append(PolicyEvent(call.lineno, _policy_name(facts, value, call)))
     return events

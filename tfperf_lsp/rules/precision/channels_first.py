@@ -5,7 +5,6 @@ import ast
 from typing import Iterator, cast
 
 from tfperf_lsp.model import Finding, Severity
-from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import CONV, MIXED, device_facts, policy_at, policy_events, tensor_core_gpu
@@ -70,14 +69,14 @@ class ChannelsFirst(Rule):
         if "channels_first" not in ctx.source.text or not policy_events(ctx) or not tensor_core_gpu(device_facts(ctx)):
             return
         facts = ctx.facts
-        for call in calls_named(ctx, CONV):
+        for call in ctx.facts.calls_to(*CONV):
             value = keyword(call, "data_format")
             if not (isinstance(value, ast.Constant) and value.value == "channels_first"):
                 continue
             policy = policy_at(ctx, call.lineno)
             if policy not in MIXED:
                 continue
-            layer = cast(str, facts.qualname(call.func)).rsplit(".", 1)[1]  # one of CONV (calls_named)
+            layer = cast(str, facts.qualname(call.func)).rsplit(".", 1)[1]  # one of CONV (calls_to)
             yield self.finding(
                 ctx,
                 value,

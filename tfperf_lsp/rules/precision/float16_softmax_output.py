@@ -9,7 +9,6 @@ from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is b
 
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import StatementRewrite
-from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import DENSE, MIXED, activation_name, policy_at, policy_events
@@ -97,7 +96,7 @@ class Float16SoftmaxOutput(Rule):
         if not policy_events(ctx):
             return
         facts = ctx.facts
-        for call in calls_named(ctx, DENSE):
+        for call in ctx.facts.calls_to(*DENSE):
             if activation_name(facts, call) != "softmax":
                 continue
             policy = policy_at(ctx, call.lineno)

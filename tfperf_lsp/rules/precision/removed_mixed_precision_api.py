@@ -8,7 +8,7 @@ from typing import Iterator, Literal
 from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.imports import canonical
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
-from tfperf_lsp.rules.common import qualified_calls, version_gated
+from tfperf_lsp.rules.common import version_gated
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 
@@ -95,7 +95,7 @@ class RemovedMixedPrecisionApi(Rule):
                 finding = self._import_finding(ctx, stmt) if not version_gated(facts, stmt) else None
                 if finding is not None:
                     yield finding
-        for qualname, calls in qualified_calls(ctx).items():
+        for qualname, calls in ctx.facts.calls_by_qualname.items():
             if not qualname.startswith(("keras.mixed_precision.", "tensorflow.train.experimental.")):
                 continue
             for call in calls:

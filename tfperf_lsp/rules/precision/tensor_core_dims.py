@@ -7,7 +7,6 @@ from typing import Iterator
 from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Finding, Severity
-from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import (
@@ -88,7 +87,7 @@ class TensorCoreDims(Rule):
             return
         facts = ctx.facts
         batched = [c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr in _BATCHED]
-        for call in calls_named(ctx, _SIZE) + batched:
+        for call in ctx.facts.calls_to(*_SIZE) + batched:
             qualname = facts.qualname(call.func)
             if qualname in _SIZE:
                 node = call.args[0] if call.args else keyword(call, _SIZE[qualname])

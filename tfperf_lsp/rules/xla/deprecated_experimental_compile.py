@@ -8,7 +8,7 @@ from typing import Iterator
 from tfperf_lsp.analysis.facts import TF_FUNCTION
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_named, rename_keyword_edit
+from tfperf_lsp.rules.common import rename_keyword_edit
 from tfperf_lsp.rules.context import RuleContext
 
 _FIX_TITLE = "Rename to jit_compile="
@@ -69,7 +69,7 @@ class DeprecatedExperimentalCompile(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "experimental_compile" not in ctx.source.text:
             return
-        for call in calls_named(ctx, (TF_FUNCTION,)):
+        for call in ctx.facts.calls_to(TF_FUNCTION):
             # No fix when jit_compile is passed too: the rename would repeat a keyword.
             renamable = not any(kw.arg == "jit_compile" for kw in call.keywords)
             for kw in call.keywords:

@@ -9,7 +9,6 @@ from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.models import creates_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
-from tfperf_lsp.rules.common import calls_named
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.xla._common import imported_before, leading_imports_end
@@ -78,7 +77,7 @@ class SetJitLate(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "set_jit" not in ctx.source.text:
             return
-        set_jits = calls_named(ctx, (SET_JIT,))
+        set_jits = ctx.facts.calls_to(SET_JIT)
         for call in set_jits:
             if not _enables(call):
                 continue
