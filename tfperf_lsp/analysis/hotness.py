@@ -376,9 +376,7 @@ class HotCode:
         return count
 
     def _iterable_count(self, iterable: ast.expr) -> int | None:
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
-                and len(iterable.args) == 1 and not iterable.keywords:
-            iterable = iterable.args[0]  # as many items as what it numbers
+        iterable = _enumerated(iterable) or iterable  # as many items as what it numbers
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
             value = getattr(self.facts.reaching_assignment(iterable), "value", None)
             iterable = value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "take" else iterable
@@ -527,10 +525,8 @@ def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
     """``for idx, x in enumerate(gen): ... if idx == 29: break`` (or ``>= 29``, ``> 29``) at the
     loop body's top level: at most 30 iterations, whatever ``gen`` holds."""
     target = loop.target
-    iterable = loop.iter
-    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
-            and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name)
-            and len(iterable.args) == 1 and not iterable.keywords):
+    if not (_enumerated(loop.iter) is not None and isinstance(target, ast.Tuple) and target.elts
+            and isinstance(target.elts[0], ast.Name)):
         return None
     index = target.elts[0].id
     for stmt in loop.body:
@@ -547,4 +543,12 @@ def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
             return bound + 1
         if isinstance(test.ops[0], ast.Gt):
             return bound + 2
+    return None
+
+
+def _enumerated(iterable: ast.expr) -> ast.expr | None:
+    """``x`` of ``enumerate(x)`` (one argument, no start), else None."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+            and len(iterable.args) == 1 and not iterable.keywords:
+        return iterable.args[0]
     return None

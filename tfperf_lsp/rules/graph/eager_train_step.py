@@ -134,9 +134,10 @@ class EagerTrainStep(Rule):
         tape_blocks = {facts.parent(item) for item in items}
         for item in items:
             call = item.context_expr
-            if facts.parent(item) in reported:
+            block = facts.parent(item)
+            if block in reported:
                 continue
-            if any(ancestor in tape_blocks for ancestor in facts.ancestors(item) if ancestor is not facts.parent(item)):
+            if any(ancestor in tape_blocks for ancestor in facts.ancestors(item) if ancestor is not block):
                 continue  # a tape inside another tape's block (a gradient penalty): part of that step
             if facts.in_tf_function(item) is not None or (
                 facts.enclosing_function(item) in _defs_with_steps(ctx) and not _in_own_loop(facts, item)

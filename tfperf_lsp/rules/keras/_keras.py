@@ -252,9 +252,10 @@ def _distribution_layer(facts: ModuleFacts, node: ast.AST | None) -> bool:
     """``tfp.layers.DistributionLambda(...)``, or that layer applied (``...(...)(h)``)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
         node = node.func  # a layer applied to its input: look at the layer
-    if not isinstance(node, ast.Call):
-        return False
-    qualname = facts.qualname(node.func) or ""
+    return isinstance(node, ast.Call) and _names_distribution_layer(facts.qualname(node.func) or "")
+
+
+def _names_distribution_layer(qualname: str) -> bool:
     return qualname.startswith("tensorflow_probability.") and qualname.rsplit(".", 1)[-1] in _DISTRIBUTION_LAYERS
 
 
@@ -262,9 +263,7 @@ def outputs_distribution(facts: ModuleFacts, receiver: ast.expr, call: ast.Call)
     """The model returns a TensorFlow Probability distribution (its last layer is one): a direct
     call hands back the distribution (no ``.numpy()``), and a ``tf.function`` cannot return it.
     A model built where tfperf cannot see counts when the file builds such a layer anywhere."""
-    anywhere = any(name.startswith("tensorflow_probability.") and name.rsplit(".", 1)[-1] in _DISTRIBUTION_LAYERS
-                   for name in facts.calls_by_qualname)
-    if not anywhere:
+    if not any(_names_distribution_layer(name) for name in facts.calls_by_qualname):
         return False
     built = model_construction(facts, receiver, call) if isinstance(receiver, ast.Name) else None
     if built is None:
