@@ -10,7 +10,7 @@ import logging
 import traceback
 from dataclasses import dataclass, field, replace
 
-from tfperf_lsp import selectors, suppressions
+from tfperf_lsp import collector, selectors, suppressions
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.reparse import Parsed
 from tfperf_lsp.analysis.source import ParseError, SourceText
@@ -49,7 +49,12 @@ def analyze(
 ) -> Analysis:
     """Findings of ``text``. ``previous``, an earlier version of the same file with its tree,
     lets the parse re-use the statements an edit did not touch (the result is the same)."""
-    settings = settings or Settings()
+    with collector.paused():
+        return _analyze(text, path, settings or Settings(), workspace, rules, previous)
+
+
+def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: list[Rule] | None,
+             previous: Parsed | None) -> Analysis:
     source = SourceText(text, path)
     tree = source.parse(previous)
     if isinstance(tree, ParseError):
