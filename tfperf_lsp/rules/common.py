@@ -382,6 +382,16 @@ def _pads(path: str) -> bool:
         return False
 
 
+# ------------------------------------------------------------------ clocks
+# Python clocks: read while tracing, a tf.function freezes their value (TFP202); read on every
+# iteration around a call, they mark a benchmark of that call (TFP801).
+CLOCKS = frozenset({
+    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "time.process_time_ns", "timeit.default_timer",
+    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+})
+
+
 # ------------------------------------------------------------------ tf.data
 # Methods of a tf.data dataset that return a new dataset (its transformations).
 DATASET_TRANSFORMATIONS = frozenset({
@@ -390,6 +400,12 @@ DATASET_TRANSFORMATIONS = frozenset({
 })
 # Dataset constructors called as methods (``tf.data.Dataset.from_tensor_slices(...)``).
 DATASET_SOURCES = frozenset({"from_tensor_slices", "from_generator"})
+# Methods whose result is a dataset, or a distributed one: a loop over it runs once per batch.
+# ``range`` and ``zip`` are left out: ``tf.range`` and the builtin share those names, so a
+# caller checks ``tf.data.Dataset.range``/``zip`` by their qualified names.
+DATASET_MAKERS = DATASET_TRANSFORMATIONS | DATASET_SOURCES | frozenset({
+    "from_tensors", "list_files", "experimental_distribute_dataset", "distribute_datasets_from_function",
+})
 
 
 def initialised_once(facts: ModuleFacts, node: ast.AST, name: str) -> bool:

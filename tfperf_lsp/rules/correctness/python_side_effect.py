@@ -9,10 +9,9 @@ from typing import Callable, Iterator
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, initialised_once, short, tf_alias, tf_function_calls
+from tfperf_lsp.rules.common import CLOCKS, function_label, initialised_once, short, tf_alias, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
-_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "datetime.datetime.now"}
 _PRINT_KEYWORDS = {"sep", "end"}  # tf.print understands these; not file= or flush=
 _FIX_TITLE = "Use tf.print (prints on every call)"
 
@@ -172,7 +171,7 @@ class PythonSideEffect(Rule):
                 f"as a constant: use `tf.random` (with a `tf.random.Generator`)",
                 label="frozen at trace time",
             )
-        elif qualname in _CLOCKS:
+        elif qualname in CLOCKS:
             yield self.finding(
                 ctx, node,
                 f"`{qualname}()` in `{name}` reads the clock once, while tracing",

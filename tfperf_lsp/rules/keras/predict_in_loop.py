@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.models import assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file
+from tfperf_lsp.rules.common import CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, outputs_distribution, receiver_kind
 
@@ -395,7 +395,6 @@ def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call)
     return False
 
 
-_CLOCKS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer"})
 
 
 def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
@@ -407,7 +406,7 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
         return False
     if {n.id for n in ast.walk(x) if isinstance(n, ast.Name)} & facts.names_changed_by(loop):
         return False  # a new input each time
-    return any(isinstance(n, ast.Call) and facts.qualname(n.func) in _CLOCKS
+    return any(isinstance(n, ast.Call) and facts.qualname(n.func) in CLOCKS
                for stmt in loop.body for n in walk_same_scope(stmt))
 
 

@@ -10,13 +10,11 @@ from tfperf_lsp.analysis.astutil import int_literal
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.common import DATASET_MAKERS, tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.vectorize import _loops as L
 
 _REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"}
-_DATASET_METHODS = {"batch", "map", "shuffle", "prefetch", "take", "repeat", "cache", "filter", "unbatch",
-                    "padded_batch", "from_tensor_slices", "from_generator", "range", "zip", "skip", "interleave"}
 _DATASET_NAME = re.compile(r"(^|_)(ds|dataset|datasets|loader|iterator|batches|generator|gen)($|_)", re.IGNORECASE)
 # Collections of tensors of different shapes (a model's weights, gradients): summing per item is
 # the only way, so a loop over them is not a missed vectorisation.
@@ -236,14 +234,16 @@ def _maybe_dataset(facts: ModuleFacts, name: str, loop: ast.For) -> bool:
     if "." in name:
         return False
     scope = facts.scope_of(loop)
-    assignments = facts.module_assignments.get(name, []) if scope is None else facts.assignments_in(scope).get(name, [])
+    assignments = facts.assignments_in(scope).get(name, []) if scope is not None else []
+    if not assignments:  # not bound in the function: a global it reads
+        assignments = facts.module_assignments.get(name, [])
     for stmt in assignments:
         value = getattr(stmt, "value", None)
         if isinstance(value, ast.Call):
             qualname = facts.qualname(value.func) or ""
             if qualname.startswith("tensorflow.data") or qualname in ("iter", "zip", "enumerate"):
                 return True
-            if isinstance(value.func, ast.Attribute) and value.func.attr in _DATASET_METHODS:
+            if isinstance(value.func, ast.Attribute) and value.func.attr in DATASET_MAKERS:
                 return True
             if isinstance(value.func, ast.Name) and value.func.id in ("iter", "zip", "map", "filter"):
                 return True

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.astutil import keyword_is_true
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.rules.common import DATASET_MAKERS
 from tfperf_lsp.rules.context import RuleContext
 
 JIT_OPTIONS = ("jit_compile", "experimental_compile")
@@ -143,10 +144,6 @@ def body_profile(ctx: RuleContext, body: ast.AST) -> BodyProfile:
 
 
 _UPDATES = frozenset({"apply_gradients", "minimize", "assign", "assign_add", "assign_sub"})
-_DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "map", "repeat", "take", "skip", "prefetch",
-                              "cache", "filter", "unbatch", "from_tensor_slices", "from_generator", "interleave",
-                              "experimental_distribute_dataset", "distribute_datasets_from_function"})
-
 
 def _reads_an_iterator(call: ast.Call) -> bool:
     """``next(it)``, ``it.get_next()``, ``it.get_next_as_optional()``."""
@@ -162,7 +159,7 @@ def _iterates_dataset(facts: ModuleFacts, iterable: ast.expr, params: set[str]) 
     attributes (``self.layers``) are not. ``enumerate``/``zip``/``iter`` are looked through."""
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip", "iter"):
         return any(_iterates_dataset(facts, arg, params) for arg in iterable.args)
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in _DATASET_METHODS:
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in DATASET_MAKERS:
         return True
     if not isinstance(iterable, ast.Name):
         return False
@@ -170,7 +167,7 @@ def _iterates_dataset(facts: ModuleFacts, iterable: ast.expr, params: set[str]) 
         return True
     value = getattr(facts.reaching_assignment(iterable), "value", None)
     return isinstance(value, ast.Call) and (
-        (isinstance(value.func, ast.Attribute) and value.func.attr in _DATASET_METHODS)
+        (isinstance(value.func, ast.Attribute) and value.func.attr in DATASET_MAKERS)
         or (facts.qualname(value.func) or "").startswith("tensorflow.data."))
 
 
