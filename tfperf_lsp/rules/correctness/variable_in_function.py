@@ -107,8 +107,24 @@ def _guarded(facts: ModuleFacts, call: ast.Call) -> bool:
                 isinstance(item.context_expr, ast.Call) and facts.qualname(item.context_expr.func) == "tensorflow.init_scope"
                 for item in ancestor.items):
             return True  # lifted out of the graph into the eager context (how optimizers make slots)
-        if isinstance(ancestor, ast.If):
-            test = ast.unparse(ancestor.test)
-            if "is None" in test or "not " in test or "hasattr" in test or "built" in test:
-                return True
+        if isinstance(ancestor, ast.If) and _tests_creation(ancestor.test):
+            return True
+    return False
+
+
+def _tests_creation(test: ast.expr) -> bool:
+    """An ``if`` that asks whether something exists yet: ``x is None``, ``not self.built``,
+    ``v is not None``, ``"w" not in slots``, ``hasattr(self, "w")``, ``self._built``."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return True
+        if isinstance(node, ast.Compare) and any(
+                isinstance(op, (ast.IsNot, ast.NotIn))
+                or (isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None)
+                for op, right in zip(node.ops, node.comparators)):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr":
+            return True
+        if "built" in (getattr(node, "attr", None) or getattr(node, "id", None) or ""):
+            return True
     return False
