@@ -346,8 +346,28 @@ def batches_vary_in_length(ctx: RuleContext) -> bool:
 
 def _batches_vary_in_length(ctx: RuleContext) -> bool:
     return any(
-        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES for call in ctx.facts.calls
+        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES and not _pads_to_fixed_shapes(call)
+        for call in ctx.facts.calls
     ) or _imported_modules_pad(ctx.facts, ctx.path)
+
+
+def _pads_to_fixed_shapes(call: ast.Call) -> bool:
+    """``padded_batch(64, padded_shapes=([40], [40]))``: every dimension written as a number,
+    so every full batch has the same shape (the last, smaller one adds one more)."""
+    if call.func.attr != "padded_batch":  # type: ignore[attr-defined]
+        return False
+    shapes = next((k.value for k in call.keywords if k.arg == "padded_shapes"), None)
+    if shapes is None and len(call.args) >= 2:
+        shapes = call.args[1]
+    return shapes is not None and _literal_dimensions(shapes)
+
+
+def _literal_dimensions(node: ast.expr) -> bool:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_literal_dimensions(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(v is not None and _literal_dimensions(v) for v in node.values)
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0
 
 
 _PADDING_CACHE: dict[tuple[str, float], bool] = {}

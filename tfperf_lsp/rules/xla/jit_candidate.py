@@ -156,7 +156,7 @@ class JitCandidate(Rule):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
-            if _runs_too_few_times(ctx, fn):
+            if _runs_too_few_times(ctx, fn) or _shapes_left_open(fn):
                 continue
             if is_train_step:
                 if varying_batches is None:
@@ -191,6 +191,29 @@ _DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
 # Libraries that trace functions into graphs and run them in a runtime of their own (TensorFlow
 # Federated's executors, per client and per round): whether and how XLA applies is theirs.
 _OTHER_RUNTIMES = ("tensorflow_federated",)
+def _shapes_left_open(fn: TFFunction) -> bool:
+    """An ``input_signature`` that leaves open a dimension other than the batch (``[None, None]``)
+    or whose specs are computed (graph libraries build them for graphs of any size): XLA
+    compiles once per concrete shape, so a step fed such shapes would compile again and again.
+    An open batch dimension alone (``[None, 28, 28]``) costs one more compile, for the last batch."""
+    signature = fn.options.get("input_signature")
+    if signature is None:
+        return False
+    if not isinstance(signature, (ast.List, ast.Tuple)):
+        return True
+    for spec in signature.elts:
+        func = spec.func if isinstance(spec, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name != "TensorSpec":
+            return True
+        shape = next((k.value for k in spec.keywords if k.arg == "shape"), spec.args[0] if spec.args else None)
+        if not isinstance(shape, (ast.List, ast.Tuple)):
+            return True
+        if any(isinstance(dim, ast.Constant) and dim.value is None for dim in shape.elts[1:]):
+            return True
+    return False
+
+
 def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
     """Every call of ``fn`` is module-level code whose loops have literal counts, and together
     they run it at most FEW_RUNS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``):
