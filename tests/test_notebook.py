@@ -213,3 +213,30 @@ def test_duplicate_cell_ids_are_read_without_a_warning_or_a_log_line(tmp_path, m
     assert "nb.ipynb:cell 2:2:21: TFP101" in out
     assert not caught and "cell id" not in err and not caplog.records
     assert (tmp_path / "nb.ipynb").read_text() == text
+
+
+def test_a_message_that_names_a_line_names_it_in_its_cell(tmp_path, monkeypatch, capsys):
+    # TFP201 names the line of the later assignment: a line of the notebook's cells, not of the
+    # module tfperf builds from them (which the user never sees).
+    monkeypatch.chdir(tmp_path)
+    define = "import tensorflow as tf\n\nscale = 2.0\n\n@tf.function\ndef apply(x):\n    return x * scale\n"
+    same_cell = "print(apply(tf.ones([2])))\nscale = 3.0\nprint(apply(tf.ones([2])))\n"
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("markdown", "# Scale"), ("code", define), ("code", same_cell)))
+    main(["check", "nb.ipynb", "--select", "TFP201", "--format", "json"])
+    [finding] = json.loads(capsys.readouterr().out)
+    assert finding["cell"] == 1 and "assigned on line 2 of cell 2 " in finding["message"]
+
+    (tmp_path / "one.ipynb").write_text(notebook_json(("code", define + same_cell)))
+    main(["check", "one.ipynb", "--select", "TFP201", "--format", "json"])
+    [finding] = json.loads(capsys.readouterr().out)
+    assert "assigned on line 9 is ignored" in finding["message"]  # in its own cell: the line alone
+
+
+def test_a_plain_file_keeps_its_line_numbers(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scale.py").write_text(
+        "import tensorflow as tf\n\nscale = 2.0\n\n@tf.function\ndef apply(x):\n    return x * scale\n\n"
+        "print(apply(tf.ones([2])))\nscale = 3.0\nprint(apply(tf.ones([2])))\n")
+    main(["check", "scale.py", "--select", "TFP201", "--format", "json"])
+    [finding] = json.loads(capsys.readouterr().out)
+    assert "assigned on line 10 is ignored" in finding["message"]

@@ -95,6 +95,9 @@ class Finding:
     # finding, with the syntax nodes in scope. Not compared, not printed, not pickled (a result
     # sent between processes or cached carries its fixes already built: checker.detach).
     build_fix: Callable[[], "Fix | None"] | None = field(default=None, compare=False, repr=False)
+    # 1-based lines of the analysed text that the message and label name as "line N": a notebook
+    # names them by cell instead (``Notebook.cited``).
+    cited_lines: tuple[int, ...] = ()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

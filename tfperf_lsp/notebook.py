@@ -11,9 +11,9 @@ import ast
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from tfperf_lsp.model import Edit, Pos, Span
+from tfperf_lsp.model import Edit, Finding, Pos, Span
 
 # `%magic`, `!cmd`, `x = !cmd`, `x = %magic`, `f?`, `?f`, `f??`: IPython-only lines.
 _LINE_MAGIC = re.compile(r"^\s*(%|!|\?)")
@@ -62,6 +62,24 @@ class Notebook:
     def locate(self, pos: Pos) -> tuple[Cell, Pos] | None:
         cell = self.cell_at(pos.line)
         return (cell, Pos(pos.line - cell.start, pos.col)) if cell else None
+
+    def cited(self, finding: Finding) -> Finding:
+        """The finding with the lines its message names (``cited_lines``, "line 383" of the
+        module) named as the user sees them: "line 4" in the finding's own cell, "line 4 of
+        cell 12" in another."""
+        if not finding.cited_lines:
+            return finding
+        here = self.cell_at(finding.span.start.line)
+        message, label = finding.message, finding.label
+        for line in finding.cited_lines:
+            cell = self.cell_at(line - 1)
+            if cell is None:
+                continue
+            row = line - cell.start
+            name = f"line {row}" if cell is here else f"line {row} of cell {cell.number}"
+            cited = re.compile(rf"\bline {line}\b")
+            message, label = cited.sub(name, message), cited.sub(name, label)
+        return replace(finding, message=message, label=label)
 
     def cell_span(self, span: Span) -> tuple[Cell, Span] | None:
         """The span inside one cell; None when it crosses cells or touches masked lines."""

@@ -56,7 +56,8 @@ def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False,
             for c in notebook.cells if c.index in changed
         )
     internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
-    result = FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal)
+    findings = [notebook.cited(finding) for finding in analysis.findings]
+    result = FileResult(findings, analysis, new_text, None, settings.problems + internal)
     result.notebook, result.diff = notebook, diff
     result.cell_problems = [
         FileProblem(f"{path}:cell {c.number}", f"syntax error: {c.syntax_error[2]}", c.syntax_error[0], c.syntax_error[1])

@@ -156,3 +156,12 @@ async def test_a_datalab_body_magic_cell_is_quiet_and_the_other_cells_are_analys
     in_loop = await diagnostics(client, loop, version=1)
     assert [d.code for d in in_loop] == ["TFP101"]
     assert not client.diagnostics.get(query)
+
+
+async def test_a_message_names_a_line_of_another_cell_by_its_cell(client):
+    define = "import tensorflow as tf\n\nscale = 2.0\n\n@tf.function\ndef apply(x):\n    return x * scale\n"
+    use = "print(apply(tf.ones([2])))\nscale = 3.0\nprint(apply(tf.ones([2])))\n"
+    _, (first, _, second) = open_notebook(client, [(CODE, define), (MARKUP, "# use it"), (CODE, use)])
+    stale = [d for d in await diagnostics(client, first, version=1) if d.code == "TFP201"]
+    assert [d.range.start.line for d in stale] == [6]
+    assert "assigned on line 2 of cell 2 is ignored" in stale[0].message

@@ -92,7 +92,7 @@ def _view(module: Analysis, book: Notebook, cell, text: str) -> Analysis:
             continue
         end = book.locate(finding.span.end)
         span_end = end[1] if end and end[0] is cell else located[1]
-        moved = replace(finding, span=replace(finding.span, start=located[1], end=max(span_end, located[1])))
+        moved = replace(book.cited(finding), span=replace(finding.span, start=located[1], end=max(span_end, located[1])))
         findings.append(moved)
         originals[moved.id] = finding
     view = Analysis(SourceText(text), findings, stale=module.stale or module.parse_error is not None)

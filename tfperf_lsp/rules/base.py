@@ -115,11 +115,13 @@ class Rule:
         fix_applicability: str = "safe",
         severity: Severity | None = None,
         head_only: bool = False,
+        cites: tuple[int, ...] = (),
     ) -> Finding:
         """The finding at ``node``. ``fix``, with ``fix_title``, builds the fix when the user asks
         for it: write it here, where the nodes it needs are in scope, e.g.
         ``fix=functools.partial(_hoist, ctx, call)`` (``partial``, not a lambda in a loop, which
-        would see the loop's last node)."""
+        would see the loop's last node). ``cites``: the lines the message names as "line N"
+        (1-based), so that a notebook can name them by cell."""
         if (fix is None) != (fix_title is None):
             raise ValueError(f"{self.code}: a fix and its title come together (fix=..., fix_title=...)")
         span = ctx.source.head_span(node) if head_only else ctx.source.span(node)
@@ -133,6 +135,7 @@ class Rule:
             fix_title=fix_title,
             fix_applicability=fix_applicability,
             build_fix=fix,
+            cited_lines=cites,
         )
 
     @classmethod

@@ -111,6 +111,7 @@ class StaleGlobalCapture(Rule):
                     f"`{function_label(fn)}` keeps the value `{name}` had when it was traced: the new value "
                     f"assigned on line {later} is ignored (no retrace); pass it as an argument or use a tf.Variable",
                     label=f"stale after line {later}",
+                    cites=(later,),
                 )
 
 

@@ -130,6 +130,7 @@ class CostlyEagerFunction(Rule):
                 f"as a `tf.function` it would run as one graph",
                 label="eager, called repeatedly",
                 head_only=True,
+                cites=(sites[fn.name],),
                 fix=None if wrapped_elsewhere else partial(decorate_with_tf_function, ctx, fn),
                 fix_title=None if wrapped_elsewhere else "Decorate with @tf.function",
                 fix_applicability="unsafe",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import partial
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from tfperf_lsp.analysis.astutil import int_literal
 from tfperf_lsp.analysis.facts import ModuleFacts
@@ -234,7 +234,7 @@ def _maybe_dataset(facts: ModuleFacts, name: str, loop: ast.For) -> bool:
     if "." in name:
         return False
     scope = facts.scope_of(loop)
-    assignments = facts.assignments_in(scope).get(name, []) if scope is not None else []
+    assignments: Sequence[ast.AST] = facts.assignments_in(scope).get(name, []) if scope is not None else []
     if not assignments:  # not bound in the function: a global it reads
         assignments = facts.module_assignments.get(name, [])
     for stmt in assignments:

@@ -202,7 +202,9 @@ def _shapes_left_open(fn: TFFunction) -> bool:
     if not isinstance(signature, (ast.List, ast.Tuple)):
         return True
     for spec in signature.elts:
-        func = spec.func if isinstance(spec, ast.Call) else None
+        if not isinstance(spec, ast.Call):
+            return True
+        func = spec.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if name != "TensorSpec":
             return True

@@ -81,9 +81,10 @@ class SetJitLate(Rule):
         for call in set_jits:
             if not _enables(call):
                 continue
-            earlier = _earlier_work(ctx, call)
-            if earlier is None:
+            found = _earlier_work(ctx, call)
+            if found is None:
                 continue
+            earlier_call, earlier = found
             movable = _movable(ctx, call, set_jits)
             yield self.finding(
                 ctx,
@@ -92,6 +93,7 @@ class SetJitLate(Rule):
                 f"models and functions that already exist "
                 f"keep running without XLA auto-clustering - call it at program start",
                 label="set_jit too late",
+                cites=(earlier_call.lineno,),
                 fix=partial(_move_to_start, ctx, call) if movable else None,
                 fix_title=_FIX_TITLE if movable else None,
                 fix_applicability="unsafe",
@@ -127,8 +129,9 @@ def _enables(call: ast.Call) -> bool:
     return value.value is True or value.value == "autoclustering"
 
 
-def _earlier_work(ctx: RuleContext, call: ast.Call) -> str | None:
-    """What ran before ``call``: a model/layer construction or a tf.function call (a description)."""
+def _earlier_work(ctx: RuleContext, call: ast.Call) -> tuple[ast.Call, str] | None:
+    """What ran before ``call``: a model/layer construction or a tf.function call (the call and
+    its description)."""
     facts = ctx.facts
     fn = facts.enclosing_function(call)
     outer = fn
@@ -147,7 +150,7 @@ def _earlier_work(ctx: RuleContext, call: ast.Call) -> str | None:
             continue  # another function's body: when it runs is unknown
         description = _work(facts, other)
         if description:
-            return description
+            return other, description
     return None
 
 
