@@ -116,6 +116,9 @@ class TrainOnBatchLoop(Rule):
             receiver = func.value
             if isinstance(receiver, ast.Name) and assigned_in(loops[0], receiver.id):
                 continue  # a new model on each iteration
+            if isinstance(receiver, ast.Name) and (_built_by_another_library(facts, receiver)
+                                                   or _self_of_a_plain_class(facts, receiver)):
+                continue  # tl.distributed.Trainer(...).train_on_batch: not a Keras model
             name = ast.unparse(receiver)
             if func.attr == "train_on_batch" and any(_alternates_models(facts, loop, call) for loop in loops):
                 continue  # a GAN step: fit cannot alternate two models batch by batch
@@ -135,6 +138,36 @@ class TrainOnBatchLoop(Rule):
                     f"or `train_on_batch` may be faster: benchmark it",
                     label="fit per batch",
                 )
+
+
+def _built_by_another_library(facts: ModuleFacts, receiver: ast.Name) -> bool:
+    """``trainer = tl.distributed.Trainer(...)``: built by another library and never compiled
+    here, as a Keras model must be before it trains (TensorLayer's session-based trainer has a
+    ``train_on_batch`` and no ``fit``; a model from keras-unet-collection is compiled)."""
+    if any(isinstance(c.func, ast.Attribute) and c.func.attr == "compile" and isinstance(c.func.value, ast.Name)
+           and c.func.value.id == receiver.id for c in facts.calls):
+        return False
+    value = getattr(facts.reaching_assignment(receiver), "value", None)
+    if not isinstance(value, ast.Call):
+        return False
+    root = value.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id not in facts.imports.bindings:
+        return False  # a class of this file, or a factory it calls: may well build a Keras model
+    package = (facts.qualname(value.func) or "").split(".")[0]
+    return package not in _KERAS_PACKAGES
+
+
+_KERAS_PACKAGES = frozenset({"keras", "tensorflow", "tf_keras", ""})
+
+
+def _self_of_a_plain_class(facts: ModuleFacts, receiver: ast.Name) -> bool:
+    """``self.train_on_batch`` in a class with no base but ``object``: its own method, not Keras'."""
+    if receiver.id != "self":
+        return False
+    cls = facts.enclosing_class(receiver)
+    return cls is not None and all(isinstance(base, ast.Name) and base.id == "object" for base in cls.bases)
 
 
 def _alternates_models(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
