@@ -265,8 +265,12 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         func = node.func
         qualname = facts.qualname(func)
         helper = facts.resolve_def(func, node) if depth > 0 and isinstance(func, ast.Name) else None
+        passed = _passed_in(facts, fn, func.id) if depth > 0 and helper is None and isinstance(func, ast.Name) else []
+        unsafe_passed = [h for h in passed if h is not fn and graph_blockers(facts, h, depth - 1)]
         if helper is not None and helper is not fn and graph_blockers(facts, helper, depth - 1):
             reasons.append(f"calls {helper.name}() (not graph-safe)")
+        elif unsafe_passed:
+            reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
         elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:
@@ -282,6 +286,27 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+def _passed_in(facts: ModuleFacts, fn: ast.AST, parameter: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The defs of this file that ``fn``'s callers pass as its parameter ``parameter`` (a callback:
+    ``step(..., acc=accuracy)``)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if parameter not in positional and parameter not in {a.arg for a in fn.args.kwonlyargs}:
+        return []
+    found = []
+    for call in facts.calls_by_def.get(fn, []):
+        # ``obj.step(a)`` binds ``self`` itself: the call's arguments start at the next parameter
+        bound = positional[1:] if positional[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute) else positional
+        value = next((k.value for k in call.keywords if k.arg == parameter), None)
+        if value is None and parameter in bound and bound.index(parameter) < len(call.args):
+            value = call.args[bound.index(parameter)]
+        target = facts.resolve_def(value, call) if isinstance(value, ast.Name) else None
+        if target is not None:
+            found.append(target)
+    return found
 
 
 # Keras 3 Model.predict inside a tf.function raises (AttributeError on a SymbolicTensor, measured).
