@@ -480,7 +480,8 @@ _MISSING_API_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "
 
 def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
     """``node`` runs only on some TensorFlow versions, or only when the modern API is missing: in
-    a branch of an ``if`` on a version (``if version.parse(tf.__version__) >= ...:``), or in the
+    a branch of an ``if`` (or a conditional expression) on a version (``if version.parse(tf.__version__)
+    >= ...:``), or in the
     fallback of a ``try`` (``except ImportError`` / ``AttributeError``). Code in the ``try``
     body, tried first, still runs everywhere and is still reported."""
     child = node
@@ -488,6 +489,9 @@ def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
         if isinstance(ancestor, ast.If) and child in ancestor.orelse + ancestor.body:
             if "version" in ast.unparse(ancestor.test).lower():
                 return True
+        if isinstance(ancestor, ast.IfExp) and child in (ancestor.body, ancestor.orelse):
+            if "version" in ast.unparse(ancestor.test).lower():
+                return True  # ``new() if tf_version >= (2, 4) else old()``
         if isinstance(ancestor, ast.ExceptHandler):
             caught = ancestor.type
             names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts

@@ -151,6 +151,15 @@ class RemovedMixedPrecisionApi(Rule):
         if old == "LossScaleOptimizer" and len(call.args) == 1 and not call.keywords:
             new = old
         base = experimental.value if experimental is not None else func.value
+        if old == "Policy" and (len(call.args) > 1 or keyword(call, "loss_scale") is not None):
+            # The current Policy takes no loss scale (TypeError): renaming alone would break the call.
+            return self.finding(
+                ctx, func,
+                f"`{ctx.source.segment(func)}` was removed (AttributeError on TF 2.21): use "
+                f"`{ctx.source.segment(base)}.Policy(...)` without `loss_scale` (`compile` wraps the optimizer in a "
+                f"`LossScaleOptimizer` for mixed_float16; a custom training loop wraps it itself)",
+                label="removed API",
+            )
         replacement = f"{ctx.source.segment(base)}.{new}" if new else None
         instead = f"`{replacement}`" if replacement else "the non-experimental `mixed_precision` API"
         title = f"Use {new}"
