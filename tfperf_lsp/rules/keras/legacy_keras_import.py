@@ -144,7 +144,7 @@ class LegacyKerasImport(Rule):
         )
 
 
-_HELPER_MODULES = ("preprocessing", "utils", "backend")
+_HELPER_MODULES = ("preprocessing", "utils", "backend", "saving")
 # Internals a script may import for a device list or file helpers; any other tensorflow.python
 # module marks code built on TensorFlow's internals.
 _SCRIPT_INTERNALS = ("keras", "client", "platform")
@@ -174,10 +174,19 @@ def _helpers_only(node: Import, legacy: str) -> bool:
     ``utils``, ``backend``), no layer, model or optimizer: the class hierarchies do not mix."""
     rest = legacy[len(LEGACY):].lstrip(".")
     if rest:
-        return rest.split(".")[0] in _HELPER_MODULES
+        parts = rest.split(".")
+        if parts[0] in _HELPER_MODULES or any(_is_helper_module(part) for part in parts[1:]):
+            return True
+        # ``from ...keras.engine import base_layer_utils``: helper modules of a class package
+        return isinstance(node, ast.ImportFrom) and all(_is_helper_module(a.name) for a in node.names)
     if isinstance(node, ast.ImportFrom):
         return all(a.name in _HELPER_MODULES for a in node.names)
     return False
+
+
+def _is_helper_module(name: str) -> bool:
+    """``base_layer_utils``, ``training_utils``, ``hdf5_format``: functions, no classes to mix."""
+    return name.endswith(("_utils", "_format"))
 
 
 def _import_all_public(ctx: RuleContext, fixable: list, title: str) -> Fix | None:
