@@ -193,7 +193,7 @@ def main():
     run_epochs(train_step_with_numpy_metric)
 
     v = tf.random.normal([4096])
-    for _ in range(10):  # an activation called repeatedly: where fusing its ops can pay
+    for _ in range(1000):  # an activation called repeatedly: where fusing its ops can pay
         activations = gelu_tanh(v)
     print("gelu graph vs XLA max |diff|:", float(tf.reduce_max(tf.abs(activations - gelu_tanh_xla(v)))))
     print("gelu experimental_compile:", float(tf.reduce_sum(gelu_tanh_legacy_flag(v))))

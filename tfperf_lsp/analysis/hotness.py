@@ -335,9 +335,17 @@ class HotCode:
         """How many times ``node`` runs, when the code writes it down: module-level code runs
         once, and each loop around it in its scope has a literal count (``range(10)``,
         ``ds.take(5)``, ``for epoch in range(EPOCHS)`` with ``EPOCHS = 5``). None when unknown
-        (a loop over a dataset, or code in a def, which its callers may run any number of times)."""
+        (a loop over a dataset, or code in a def, which its callers may run any number of times).
+        Code in a top-level def runs as often as its calls in this file do together (``forecast(
+        model, 14)`` called once), when they are all counted and the def is not used otherwise."""
+        return self._runs_at_most(node, 2)
+
+    def _runs_at_most(self, node: ast.AST, depth: int) -> int | None:
         facts = self.facts
-        if facts.enclosing_function(node) is not None or facts.enclosing_class(node) is not None:
+        if facts.enclosing_class(node) is not None:
+            return None
+        fn = facts.enclosing_function(node)
+        if fn is not None and (depth == 0 or facts.enclosing_function(fn) is not None):
             return None
         total = 1
         for loop in facts.enclosing_loops(node):
@@ -345,7 +353,15 @@ class HotCode:
             if count is None:
                 return None
             total *= count
-        return total
+        if fn is None:
+            return total
+        calls = facts.calls_by_def.get(fn, [])
+        if not calls or len(facts.names.get(fn.name, [])) != len(calls):
+            return None  # never called here, or passed around (a callback, a map function)
+        runs = [self._runs_at_most(call, depth - 1) for call in calls]
+        if any(n is None for n in runs):
+            return None
+        return total * sum(n for n in runs if n is not None)
 
     def runs_few_times(self, nodes: Sequence[ast.AST], limit: int = FEW_RUNS) -> bool:
         """The code writes down that ``nodes`` (the calls of a step, say) run ``limit`` times or
@@ -379,9 +395,17 @@ class HotCode:
         iterable = _enumerated(iterable) or iterable  # as many items as what it numbers
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
             value = getattr(self.facts.reaching_assignment(iterable), "value", None)
-            iterable = value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "take" else iterable
+            iterable = value if isinstance(value, (ast.Call, ast.Subscript)) and _counted(value) else iterable
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
             return len(iterable.elts)
+        if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+            # ``rows[:10]``: at most that many
+            window = iterable.slice
+            if window.lower is None and window.step is None and window.upper is not None:
+                return self._int_constant(window.upper)
+            return None
+        if isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) == "random.sample" and len(iterable.args) == 2:
+            return self._int_constant(iterable.args[1])  # ``random.sample(test_sentences, 10)``
         if not isinstance(iterable, ast.Call) or not iterable.args:
             return None
         given = [self._int_constant(a) for a in iterable.args]
@@ -394,10 +418,15 @@ class HotCode:
             return len(range(*bounds))
         return None
 
-    def _int_constant(self, expr: ast.expr) -> int | None:
-        """An int literal, or a module-level name bound once to one (``EPOCHS = 5``)."""
+    def _int_constant(self, expr: ast.expr, depth: int = 1) -> int | None:
+        """An int literal, or a module-level name bound once to one (``EPOCHS = 5``), or a
+        parameter of a top-level def that every call of it in this file passes such a number
+        (``forecast(values, model, into_future=INTO_FUTURE)``): the largest."""
         value: ast.AST | None = expr
         if isinstance(expr, ast.Name):
+            passed = self._passed_constant(expr, depth) if depth > 0 else None
+            if passed is not None:
+                return passed
             assignments = self.facts.module_assignments.get(expr.id, [])
             if len(assignments) != 1:
                 return None
@@ -405,6 +434,28 @@ class HotCode:
         if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
             return value.value
         return None
+
+    def _passed_constant(self, name: ast.Name, depth: int) -> int | None:
+        facts = self.facts
+        fn = facts.enclosing_function(name)
+        if fn is None or facts.enclosing_function(fn) is not None or name.id in facts.assignments_in(fn):
+            return None
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if name.id not in params and name.id not in {a.arg for a in fn.args.kwonlyargs}:
+            return None
+        calls = facts.calls_by_def.get(fn, [])
+        if not calls:
+            return None
+        values = []
+        for call in calls:
+            value = next((k.value for k in call.keywords if k.arg == name.id), None)
+            if value is None and name.id in params and params.index(name.id) < len(call.args):
+                value = call.args[params.index(name.id)]
+            count = self._int_constant(value, depth - 1) if value is not None else None
+            if count is None:
+                return None
+            values.append(count)
+        return max(values)
 
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
@@ -486,6 +537,16 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
 _UPLOADS = frozenset({"google.colab.files.upload"})
 _WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
+
+
+def _counted(value: ast.expr) -> bool:
+    """An expression whose length ``_iterable_count`` can read: ``ds.take(5)``, ``random.sample(x, 10)``,
+    ``rows[:10]``."""
+    if isinstance(value, ast.Subscript):
+        return isinstance(value.slice, ast.Slice)
+    func = value.func if isinstance(value, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr in ("take", "sample")
+            and (func.attr == "take" or isinstance(func.value, ast.Name) and func.value.id == "random"))
 
 
 def is_short_loop(loop: ast.AST) -> bool:

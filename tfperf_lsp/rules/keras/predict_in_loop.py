@@ -55,7 +55,10 @@ class PredictInLoop(Rule):
     re-created in the loop, or is what a single loop iterates over (`for m in models:
     m.predict(x)`: each call is on another model); for `.predict` of objects that are
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
-    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), calls that
+    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and for
+    calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
+    forecast of `INTO_FUTURE = 14` steps called once): a second of setup at most (a loop timed
+    from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set) or only on some iterations (`if epoch ==
     0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
@@ -138,6 +141,8 @@ class PredictInLoop(Rule):
             loops = facts.enclosing_loops(call)
             if not loops or facts.in_tf_function(call) is not None or not ctx.hot.repeats(call):
                 continue  # not in a loop, traced, or a loop of a handful of items (``ds.take(1)``)
+            if ctx.hot.runs_few_times([call], FEW_PREDICTS) and not _timed_from_outside(facts, loops[0]):
+                continue  # ``for s in random.sample(texts, 10)``: a second of setup at most, in all
             kind = receiver_kind(facts, call)
             if kind is None:
                 continue
@@ -395,6 +400,25 @@ def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call)
     return False
 
 
+
+
+# predict's setup costs tens of milliseconds a call (a CPU, a small model): this many calls in
+# all, as the code writes down (``random.sample(texts, 10)``, ``forecast(model, 14)``), cost a
+# second at most.
+FEW_PREDICTS = 20
+
+
+def _timed_from_outside(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """``t0 = time()`` right before the loop: the reader measures the loop, predict's setup
+    included, however few its iterations; the finding explains what they measure."""
+    parent = facts.parent(loop)
+    body = next((getattr(parent, f) for f in ("body", "orelse", "finalbody")
+                 if loop in (getattr(parent, f, None) or [])), None)
+    if body is None:
+        return False
+    before = body[body.index(loop) - 1] if body.index(loop) > 0 else None
+    value = getattr(before, "value", None)
+    return isinstance(before, ast.Assign) and isinstance(value, ast.Call) and facts.qualname(value.func) in CLOCKS
 
 
 def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
