@@ -139,6 +139,10 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # seeded NumPy constants traced on purpose, ops run for the error they raise).
     if not ctx.settings.lint_tests and ctx.hot.in_test_line(line):
         return True
+    # Code run for the error it raises (``with assert_raises(ValueError): f(1.0)``), and what only
+    # that code calls: the author shows the failure on purpose (the TensorFlow guide does).
+    if ctx.hot.in_error_demonstration(line):
+        return True
     if finding.category not in _PERFORMANCE:
         return False  # correctness traps matter in all other code, run once or not
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:

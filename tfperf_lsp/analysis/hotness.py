@@ -145,6 +145,31 @@ class HotCode:
     def in_test(self, node: ast.AST) -> bool:
         return self.in_test_line(getattr(node, "lineno", 1) - 1)
 
+    @cached_property
+    def error_demonstration_lines(self) -> list[tuple[int, int]]:
+        """0-based, inclusive line ranges of code shown failing on purpose: the body of a ``with``
+        that expects an error (``with assert_raises(ValueError):``, ``pytest.raises``), the defs
+        this file calls only there (the guide's ``@tf.function def f(): v = tf.Variable(1.0)``),
+        and defs named for the bug they show (``buggy_add``, ``leaky_function``, ``bad_step``)."""
+        facts = self.facts
+        named = [_lines_of(fn) for fn in facts.functions if _BUG_NAME.match(fn.name)]
+        blocks = []
+        for item in facts.with_items:
+            statement = facts.parent(item)
+            if isinstance(statement, (ast.With, ast.AsyncWith)) and _expects_an_error(item.context_expr) and statement.body:
+                blocks.append((statement.body[0].lineno - 1, (statement.end_lineno or statement.lineno) - 1))
+        if not blocks:
+            return named
+        ranges = named + blocks
+        for fn in facts.functions:
+            calls = facts.calls_by_def.get(fn, [])
+            if calls and all(any(start <= call.lineno - 1 <= end for start, end in blocks) for call in calls):
+                ranges.append(_lines_of(fn))
+        return ranges
+
+    def in_error_demonstration(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.error_demonstration_lines)
+
     # ------------------------------------------------------------------ run-once code
     @cached_property
     def tf1_graph_mode(self) -> bool:
@@ -537,6 +562,24 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
 _UPLOADS = frozenset({"google.colab.files.upload"})
 _WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
+
+
+# A def named for the bug it demonstrates (the TensorFlow guide's buggy_add, leaky_function).
+_BUG_NAME = re.compile(r"^_*(buggy|bad|broken|wrong|incorrect|leaky)(_|[A-Z]|$)", re.IGNORECASE)
+_RAISES = frozenset({"raises", "assert_raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+                     "assert_raises_regex", "assertRaisesOpError", "assertRaisesWithPredicateMatch"})
+
+
+def _expects_an_error(expr: ast.expr) -> bool:
+    """``assert_raises(ValueError)``, ``pytest.raises(...)``, ``self.assertRaises(...)``: a
+    context manager that passes only if its body raises."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in _RAISES:
+        return True
+    return name.endswith(("raises", "Raises")) and bool(expr.args)
 
 
 def _counted(value: ast.expr) -> bool:

@@ -116,7 +116,7 @@ class PythonSideEffect(Rule):
             seen.add(body)
             local = set(facts.assignments_in(body))
             globals_declared = {n for node in walk_same_scope(body) if isinstance(node, ast.Global) for n in node.names}
-            demonstrated = partial(_called_by_hand, ctx, origin)  # asked only when a print is found
+            demonstrated = partial(_demonstrates_tracing, ctx, origin, body)  # asked only when a print is found
             for node in walk_same_scope(body):
                 if node is body:
                     continue
@@ -185,6 +185,17 @@ class PythonSideEffect(Rule):
                 f"is used on every call; iterate a `tf.data.Dataset` instead",
                 label="frozen at trace time",
             )
+
+
+def _demonstrates_tracing(ctx: RuleContext, fn: TFFunction, body: ast.AST) -> bool:
+    return _called_by_hand(ctx, fn) or _prints_both_ways(ctx.facts, body)
+
+
+def _prints_both_ways(facts: ModuleFacts, body: ast.AST) -> bool:
+    """``print("trace:", x); tf.print("run:", x)`` in one function: its author shows what runs
+    while tracing and what on every call (the guide's lesson, in any language)."""
+    return any(isinstance(node, ast.Call) and facts.qualname(node.func) == "tensorflow.print"
+               for node in walk_same_scope(body))
 
 
 def _called_by_hand(ctx: RuleContext, fn: TFFunction) -> bool:
