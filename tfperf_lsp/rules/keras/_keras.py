@@ -58,6 +58,16 @@ def _other_ml(facts: ModuleFacts) -> bool:
     return any(q.split(".")[0] in _OTHER_ML for q in facts.imports.bindings.values())
 
 
+def instance_of_a_plain_class(facts: ModuleFacts, name: ast.Name) -> bool:
+    """``name`` holds an object of a class this file defines with no base but ``object``: its
+    ``predict`` or ``train_on_batch`` is its own method, not Keras'."""
+    value = getattr(facts.reaching_assignment(name), "value", None)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    cls = next((c for c in facts.classes if c.name == value.func.id and facts.parent(c) is facts.tree), None)
+    return cls is not None and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
+
+
 def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     """Why ``call``'s receiver (``x.predict(...)``) is a Keras model: "model" (built in this file),
     "keywords" (a Keras-only keyword), "name" (a model-like name in a Keras file), or None."""
@@ -66,6 +76,8 @@ def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     receiver = call.func.value
     if isinstance(receiver, ast.Name) and is_model_name(facts, receiver):
         return "model"
+    if isinstance(receiver, ast.Name) and instance_of_a_plain_class(facts, receiver):
+        return None  # ``vmodel = ValueModel(...)``: its own predict (a TF1 session.run), not Keras
     if not uses_keras(facts):
         return None
     if any(kw.arg in KERAS_KEYWORDS for kw in call.keywords):

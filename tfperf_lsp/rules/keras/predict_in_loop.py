@@ -48,7 +48,8 @@ class PredictInLoop(Rule):
     `predict`, 60.7 ms with `model(x)`, 18.7 ms with `tf.function(model)`.
 
     ## When it stays silent
-    In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
+    In TensorFlow 1 graph code (a `Session`, `disable_eager_execution`): a direct call of the
+    model returns a symbolic tensor there. In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     Keras compiles `predict` with that backend, and a direct call runs op by op (measured on JAX:
     2.9 ms a `predict` against 117 ms a direct call of a GRU model).
     For a single `predict` call outside a loop; inside a `tf.function`; when the model is
@@ -134,6 +135,8 @@ class PredictInLoop(Rule):
         facts = ctx.facts
         if other_keras_backend(facts):
             return  # Keras on JAX or PyTorch compiles predict itself; a direct call runs op by op
+        if ctx.hot.tf1_graph_mode:
+            return  # TensorFlow 1 graphs: a direct call returns a symbolic tensor, with no .numpy()
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "predict"):
