@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import DATASET_TRANSFORMATIONS, short
+from tfperf_lsp.rules.common import CLOCKS, DATASET_TRANSFORMATIONS, short
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
@@ -107,6 +107,8 @@ class DiscardedOpResult(Rule):
                 continue
             if _expected_to_raise(facts, statement):
                 continue  # run for the error it raises (a shape or dtype demonstration)
+            if _timed(facts, statement):
+                continue  # run for its time: a benchmark of the op, or its warm-up before the clock starts
             yield self.finding(
                 ctx, call,
                 f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "
@@ -150,6 +152,18 @@ def _expected_to_raise(facts: ModuleFacts, statement: ast.stmt) -> bool:
             return False
         child = ancestor
     return False
+
+
+def _timed(facts: ModuleFacts, statement: ast.stmt) -> bool:
+    """The function (or, at module level, the loop) around ``statement`` reads a clock:
+    ``start = time.time(); for _ in range(10): tf.matmul(x, x)`` times the op, and a first
+    ``tf.matmul(x, x)`` before the clock starts is its warm-up."""
+    scope = facts.enclosing_function(statement)
+    if scope is None:
+        loops = facts.enclosing_loops(statement)
+        scope = loops[0] if loops else None
+    return scope is not None and any(
+        isinstance(node, ast.Call) and facts.qualname(node.func) in CLOCKS for node in walk_same_scope(scope))
 
 
 def _callee_name(func: ast.expr) -> str:
