@@ -158,7 +158,7 @@ def _timed(facts: ModuleFacts, statement: ast.stmt) -> bool:
     """The function (or, at module level, the loop) around ``statement`` reads a clock:
     ``start = time.time(); for _ in range(10): tf.matmul(x, x)`` times the op, and a first
     ``tf.matmul(x, x)`` before the clock starts is its warm-up."""
-    scope = facts.enclosing_function(statement)
+    scope: ast.AST | None = facts.enclosing_function(statement)
     if scope is None:
         loops = facts.enclosing_loops(statement)
         scope = loops[0] if loops else None
