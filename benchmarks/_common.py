@@ -76,13 +76,18 @@ def child_env() -> dict[str, str]:
 
 
 def median_ms(fn, repeat: int) -> float:
+    return statistics.median(samples_ms(fn, repeat))
+
+
+def samples_ms(fn, repeat: int) -> list[float]:
+    """Milliseconds of ``repeat`` runs of ``fn``, sorted, after one untimed run."""
     fn()  # warm caches (imports, regexes)
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+    return sorted(samples)
 
 
 def peer(name: str) -> list[str] | None:

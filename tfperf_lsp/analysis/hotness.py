@@ -551,6 +551,8 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MODULO_OPS:
+            return True  # ``tf.equal(tf.math.mod(step, 10), 0)``: the same test, written in ops
         if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops):
             sides = [node.left, *node.comparators]
             if any(isinstance(c, ast.Name) and c.id in counters for c in sides) and any(
@@ -559,6 +561,7 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
     return False
 
 
+_MODULO_OPS = frozenset({"mod", "floormod", "truncatemod", "fmod", "remainder"})
 _UPLOADS = frozenset({"google.colab.files.upload"})
 _WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
