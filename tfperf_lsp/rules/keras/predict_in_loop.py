@@ -194,20 +194,23 @@ class PredictInLoop(Rule):
                 )
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
+            several = blocker == "several outputs" or _unpacked(facts, call)
+            direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
+                      else f"`{name}({x_text}, training=False).numpy()`")
             loop = loops[-1]
             item_loop = loop if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
             over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
             if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
-                           f"`{name}({x_text}, training=False).numpy()` inside the loop")
+                           f"{direct} inside the loop")
             elif carried:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call, on an input built from "
-                           f"earlier iterations: call `{name}({x_text}, training=False).numpy()`, or a {_graph_of(name, grows)} "
+                           f"earlier iterations: call {direct}, or a {_graph_of(name, grows)} "
                            f"made once before the loop{_growth_note(grows)}")
             else:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
-                           f"`{name}({x_text}, training=False).numpy()`; otherwise batch the inputs into one `predict`")
+                           f"{direct}; otherwise batch the inputs into one `predict`")
             yield self.finding(
                 ctx, call,
                 message,
@@ -215,6 +218,12 @@ class PredictInLoop(Rule):
                 severity=Severity.INFORMATION,
             )
 
+
+
+def _unpacked(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``o, h, c = model.predict(...)``: the model has several outputs."""
+    parent = facts.parent(call)
+    return isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets)
 
 
 def _graph_of(name: str, grows: bool) -> str:
