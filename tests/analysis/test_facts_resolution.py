@@ -153,3 +153,11 @@ def test_the_two_branches_of_an_if_are_exclusive_and_a_join_is_not():
     assert facts.in_exclusive_branches(stmts[7], stmts[9])  # a nested if/else
     assert facts.in_exclusive_branches(stmts[3], stmts[9])  # the outer branches, one nested deeper
     assert not facts.in_exclusive_branches(stmts[2], stmts[10])  # after the if: both branches flow in
+
+
+def test_a_name_rebound_from_itself_reads_the_binding_before_the_statement():
+    facts = facts_of("x = layer_a(inputs)\nx = layer_b(x)\ny = x\n")
+    first, second, third = facts.tree.body
+    used_in_second = second.value.args[0]
+    assert facts.reaching_assignment(used_in_second) is first  # x = layer_b(x) reads the first x
+    assert facts.reaching_assignment(third.value) is second

@@ -391,7 +391,8 @@ class ModuleFacts:
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:
             return max(candidates, key=_position) if candidates else None
-        before = [c for c in candidates if _position(c) < _position(at)]
+        # ``x = layer(x)``: the use on the right reads the binding before this statement
+        before = [c for c in candidates if _position(c) < _position(at) and not _holds(c, at)]
         return max(before, key=_position) if before else None
 
     def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
@@ -695,6 +696,12 @@ _AST = ast.AST
 
 
 _EAGER_CALLBACKS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.compat.v1.py_func"})
+
+
+def _holds(statement: ast.AST, node: ast.AST) -> bool:
+    """``node`` lies inside ``statement`` (by their positions)."""
+    end = (getattr(statement, "end_lineno", None) or 0, getattr(statement, "end_col_offset", None) or 0)
+    return _position(statement) <= _position(node) <= end
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

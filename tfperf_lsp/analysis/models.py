@@ -106,12 +106,22 @@ def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
     return cache[assignment]
 
 
+def calls_pretrained_model(facts: ModuleFacts, body: ast.AST) -> bool:
+    """``body`` (a step) calls a model that is, or wraps, a pretrained network (``model(x)`` with
+    ``model = Sequential([hub.KerasLayer(...), Dense(5)])``): its convolutions set the pace."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and builds_on_pretrained(facts, node.func)
+               for node in walk_same_scope(body))
+
+
 def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
     for node in walk_same_scope(code):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and depth < 3:
-            # ``Model(inputs=base.input, outputs=head(base.output))`` with ``base = MobileNetV2(...)``
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and depth < _FUNCTIONAL_DEPTH:
+            # ``Model(inputs=base.input, outputs=head(base.output))`` with ``base = MobileNetV2(...)``,
+            # and the functional graph back from the outputs (``x = hub.KerasLayer(...)(inputs)``,
+            # ``out = Dense(4)(x)``, ``Model(inputs, out)``), a few layers deep
             source = facts.reaching_assignment(node)
-            if isinstance(source, ast.Assign) and isinstance(source.value, ast.Call) and _loads_pretrained(facts, source.value):
+            if isinstance(source, ast.Assign) and isinstance(source.value, ast.Call) and (
+                    _loads_pretrained(facts, source.value) or _applies_pretrained(facts, source.value, depth + 1)):
                 return True
         if not isinstance(node, ast.Call):
             continue
@@ -125,6 +135,17 @@ def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
                    for a in facts.module_assignments.get(node.func.id, [])):
                 return True
     return False
+
+
+_FUNCTIONAL_DEPTH = 6
+
+
+def _applies_pretrained(facts: ModuleFacts, call: ast.Call, depth: int) -> bool:
+    """``layer(...)(x)``: a layer applied to a tensor; pretrained if the layer is (``hub.KerasLayer(
+    url)(inputs)``) or the tensor comes from one."""
+    if not isinstance(call.func, ast.Call):
+        return False
+    return _loads_pretrained(facts, call.func) or any(_uses_pretrained(facts, arg, depth) for arg in call.args)
 
 
 def _loads_pretrained(facts: ModuleFacts, call: ast.Call) -> bool:

@@ -6,7 +6,7 @@ import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
-from tfperf_lsp.analysis.models import builds_on_pretrained
+from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -179,10 +179,7 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
 def _trains_a_pretrained_model(facts: ModuleFacts, func: ast.AST, call: ast.Call) -> bool:
     """The step is a local def that calls a model built on a pretrained network."""
     fn = facts.resolve_tf_function(func, call)
-    body = fn.node if fn is not None else None
-    return body is not None and any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and builds_on_pretrained(facts, node.func)
-        for node in walk_same_scope(body))
+    return fn is not None and fn.node is not None and calls_pretrained_model(facts, fn.node)
 
 
 def _sync(node: ast.AST, outputs: set[str]) -> str | None:

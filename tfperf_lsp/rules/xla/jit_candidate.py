@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
-from tfperf_lsp.analysis.models import keras_classes
+from tfperf_lsp.analysis.models import calls_pretrained_model, keras_classes
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layers_in_file,
@@ -63,7 +63,9 @@ class JitCandidate(Rule):
     signatures (SavedModel, TensorFlow Lite), not hot loops: silent too. So is test code, and a
     train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
     `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
-    shape, and XLA would compile again for each. A function that loops over a dataset inside
+    shape, and XLA would compile again for each; likewise a step whose `input_signature` leaves a
+    dimension other than the batch open, or is computed. A train step that calls a model built on
+    a pretrained network (`hub.KerasLayer`, `keras.applications`): its convolutions set the pace. A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
     compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
     IteratorGetNext does not compile either, measured) and a train step in a
@@ -154,6 +156,8 @@ class JitCandidate(Rule):
             is_train_step = profile.tape and profile.gradient and (profile.updates or not profile.watches)
             if is_train_step and _builds_cudnn_recurrent_layers(facts):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
+            if is_train_step and calls_pretrained_model(facts, fn.node):
+                continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
             if _runs_too_few_times(ctx, fn) or _shapes_left_open(fn):
