@@ -482,6 +482,26 @@ class HotCode:
             values.append(count)
         return max(values)
 
+    def paced_by_user(self, node: ast.AST) -> bool:
+        """Every run of ``node`` waits for the user: a loop around it asks for ``input()`` on each
+        iteration, or its def is called only from such loops (an interactive demo translates a
+        sentence, then asks "Continue?")."""
+        facts = self.facts
+        if any(self._asks_user(loop) for loop in facts.enclosing_loops(node)):
+            return True
+        fn = facts.enclosing_function(node)
+        if fn is None or facts.enclosing_function(fn) is not None:
+            return False
+        calls = facts.calls_by_def.get(fn, [])
+        return bool(calls) and all(any(self._asks_user(loop) for loop in facts.enclosing_loops(call)) for call in calls)
+
+    def _asks_user(self, loop: ast.AST) -> bool:
+        # the builtin, also as ``from builtins import input`` (Python 2 compatible scripts)
+        if self.facts.imports.bindings.get("input", "builtins.input") != "builtins.input":
+            return False
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "input"
+                   for n in walk_same_scope(loop))
+
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
         does more than draw (not a loop that shows nine augmented images)."""

@@ -58,7 +58,8 @@ class PredictInLoop(Rule):
     not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and for
     calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
-    forecast of `INTO_FUTURE = 14` steps called once): a second of setup at most (a loop timed
+    forecast of `INTO_FUTURE = 14` steps called once): a second of setup at most; and calls that
+    wait for the user on every run (an interactive demo that asks `input("Continue?")`) (a loop timed
     from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set) or only on some iterations (`if epoch ==
@@ -146,6 +147,8 @@ class PredictInLoop(Rule):
                 continue  # not in a loop, traced, or a loop of a handful of items (``ds.take(1)``)
             if ctx.hot.runs_few_times([call], FEW_PREDICTS) and not _timed_from_outside(facts, loops[0]):
                 continue  # ``for s in random.sample(texts, 10)``: a second of setup at most, in all
+            if ctx.hot.paced_by_user(call):
+                continue  # each run waits for a keypress (``input("Continue?")``): the user sets the pace
             kind = receiver_kind(facts, call)
             if kind is None:
                 continue
