@@ -114,6 +114,8 @@ class EagerModelCall(Rule):
             if any(_trains_eagerly(facts, loop) for loop in loops):
                 continue  # an eager training step in this loop or the epoch loop around it (an evaluation
                 # pass beside it): TFP301's hint, not this extra forward pass
+            if len(loops) == 1 and _after_eager_training(facts, loops[0]):
+                continue  # one evaluation pass after an eager training loop: TFP301 names the step
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops) or one_call_per_model(facts, loops, func.id):
@@ -173,6 +175,17 @@ def _trains_eagerly(facts: ModuleFacts, loop: ast.AST) -> bool:
                 isinstance(inner, ast.Call) and facts.qualname(inner.func) == _TAPE for inner in walk_same_scope(target)):
             return True
     return False
+
+
+def _after_eager_training(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """``loop`` is a single pass (no loop around it) that follows, in the same block, a loop
+    that trains eagerly: the test-set evaluation after training, run once."""
+    parent = facts.parent(loop)
+    body = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if loop in (getattr(parent, f, None) or [])), None)
+    if body is None:
+        return False
+    earlier = body[: body.index(loop)]
+    return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and _trains_eagerly(facts, s) for s in earlier)
 
 
 def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:
