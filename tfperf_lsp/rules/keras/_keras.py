@@ -58,6 +58,16 @@ def _other_ml(facts: ModuleFacts) -> bool:
     return any(q.split(".")[0] in _OTHER_ML for q in facts.imports.bindings.values())
 
 
+def overrides(facts: ModuleFacts, name: ast.Name, method: str) -> bool:
+    """``name`` holds an object of a class of this file that defines ``method`` itself
+    (``class DB_VAE(tf.keras.Model): def predict(self, x): ...``): not Keras' method."""
+    value = getattr(facts.reaching_assignment(name), "value", None)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    return any(c.name == value.func.id and any(isinstance(s, FunctionNode) and s.name == method for s in c.body)
+               for c in facts.classes)
+
+
 def instance_of_a_plain_class(facts: ModuleFacts, name: ast.Name) -> bool:
     """``name`` holds an object of a class this file defines with no base but ``object``: its
     ``predict`` or ``train_on_batch`` is its own method, not Keras'."""

@@ -13,7 +13,8 @@ from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import model_construction, multi_output, other_keras_backend, outputs_distribution, receiver_kind
+from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
+                                          overrides, receiver_kind)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -153,6 +154,8 @@ class PredictInLoop(Rule):
             if kind is None:
                 continue
             receiver = func.value
+            if isinstance(receiver, ast.Name) and overrides(facts, receiver, "predict"):
+                continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):
                 continue

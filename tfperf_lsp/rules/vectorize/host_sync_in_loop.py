@@ -51,6 +51,8 @@ class HostSyncInLoop(Rule):
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
+    A second read of the same result in one iteration (`float(loss)` for a list, then
+    `loss.numpy()` for a log) is not reported again: the first one waited.
     When the step trains a model that is or wraps a pretrained network (`keras.applications`,
     TF Hub, a `from_pretrained` loader): its compute sets the pace, and one wait per step costs
     a small part of it.
@@ -75,7 +77,7 @@ class HostSyncInLoop(Rule):
                 history.append(float(loss))
                 print(f"step {step}: {loss.numpy():.3f}")
             """,
-            count=2,
+            count=1,  # the first read waits; the second finds the value computed already
         ),
     )
     valid = (
@@ -99,10 +101,9 @@ class HostSyncInLoop(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for loop, outputs in _training_loops(facts).items():
-            for node in walk_same_scope(loop):
-                sync = _sync(node, outputs)
-                if sync is None:
-                    continue
+            synced: dict[str, int] = {}  # result -> line of its first read: a second read waits for nothing
+            syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
+            for node, sync in sorted(syncs, key=lambda pair: _position(pair[0])):
                 loops = facts.enclosing_loops(node)
                 if not loops or loops[0] is not loop or _conditional(facts, node, loop):
                     continue
@@ -110,6 +111,10 @@ class HostSyncInLoop(Rule):
                     continue
                 if ctx.hot.runs_few_times([node]):
                     continue  # a demo loop of a few dozen steps: the waits add up to nothing worth changing
+                line = _position(node)[0]
+                if sync in synced and not _rebound_between(loop, sync, synced[sync], line):
+                    continue  # ``loss.numpy()`` for a plot, then again for a log: the first one waited
+                synced[sync] = line
                 text = ctx.source.segment(node)
                 if len(text) > 40:
                     text = text[:37] + "..."
@@ -119,6 +124,16 @@ class HostSyncInLoop(Rule):
                     f"keep the tensors (or a metric updated inside the step) and read them every few steps",
                     label="host sync every step",
                 )
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _rebound_between(loop: ast.AST, name: str, first: int, last: int) -> bool:
+    """``name`` is assigned again between lines ``first`` and ``last`` of the loop body."""
+    return any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+               and first <= node.lineno <= last for node in walk_same_scope(loop))
 
 
 def _discarded(facts: ModuleFacts, node: ast.AST) -> bool:
