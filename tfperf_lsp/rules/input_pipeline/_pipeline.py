@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence, cast
 
+from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.rules.input_pipeline._astutil import (
     KERAS_CONSUMERS,
@@ -274,7 +275,10 @@ class Pipelines:
                 for expr, is_x in keras_inputs(call):
                     step = self.dataset_of(expr)
                     if step is not None:
-                        epochs = func.attr == "fit" and more_than_one(facts, keyword(call, "epochs"))
+                        if is_x:
+                            epochs = func.attr == "fit" and more_than_one(facts, keyword(call, "epochs"))
+                        else:
+                            epochs = _validated_more_than_once(facts, call)
                         found.append(Consumer(step, call, "fit", epochs or self._repeated(call, step)))
             elif isinstance(func, ast.Attribute) and func.attr == "as_numpy_iterator":
                 step = self.dataset_of(func.value)
@@ -344,6 +348,22 @@ class Pipelines:
             return False
         outer = loops[-1]
         return not any(inside(self.facts, s.call, outer) for s in step.upstream())
+
+
+def _validated_more_than_once(facts: ModuleFacts, fit: ast.Call) -> bool:
+    """``fit(..., validation_data=val, epochs=3, validation_freq=2)`` reads ``val`` whole once per
+    ``validation_freq`` epochs: here once. ``validation_steps=2``, a number written down, reads a
+    few batches of it, so a cache after its map would never fill (``validation_steps=n //
+    batch``, computed, is a whole pass)."""
+    steps = keyword(fit, "validation_steps")
+    if isinstance(steps, ast.Constant):
+        return False
+    epochs = int_value(facts, keyword(fit, "epochs"))
+    frequency = keyword(fit, "validation_freq")
+    every = 1 if frequency is None else int_value(facts, frequency)
+    if epochs is None or every is None:
+        return more_than_one(facts, keyword(fit, "epochs")) if frequency is None else False
+    return every > 0 and epochs // every > 1
 
 
 def pipelines(ctx: RuleContext) -> Pipelines:

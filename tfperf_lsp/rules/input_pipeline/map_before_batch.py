@@ -120,7 +120,8 @@ class MapBeforeBatch(Rule):
                     fix_applicability="unsafe",
                 )
                 continue
-            if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn) or fn.random or batch.downstream_has({"cache"}):
+            if fn.unknown or _small_batch(batch.call) or _indexes_its_element(fn) or _reshapes_one_element(fn) \
+                    or fn.random or batch.downstream_has({"cache"}):
                 continue  # cannot tell whether it accepts batches; a batch too small to gain; it
                 # slices its element (``window[:-1]``), which on a batch would slice the batch axis;
                 # it draws per-element random numbers (a call per batch would not); or a cache
@@ -214,6 +215,21 @@ def _indexes_its_element(fn: MapFunction) -> bool:
         if isinstance(node, ast.Call) and _called(node) == "gather" and node.args and not any(k.arg in ("axis", "batch_dims") for k in node.keywords) \
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in element:
             return True  # tf.gather(columns, [3, 5]): axis 0, the batch axis once batched
+    return False
+
+
+def _reshapes_one_element(fn: MapFunction) -> bool:
+    """``tf.reshape(x, [28 * 28])`` or ``tf.reshape(x, [-1])``: a shape for one element, with no
+    batch axis; on a batch it would fail, or flatten the whole batch into one vector."""
+    if fn.node is None:
+        return False
+    for node in ast.walk(fn.node):
+        if isinstance(node, ast.Call) and _called(node) == "reshape" and len(node.args) >= 2:
+            shape = node.args[1]
+            # ``[-1, 28, 28]`` keeps a batch axis; ``[-1]`` and ``[784]`` do not
+            if isinstance(shape, (ast.List, ast.Tuple)) and shape.elts and not (
+                    len(shape.elts) > 1 and isinstance(shape.elts[0], ast.UnaryOp) and isinstance(shape.elts[0].op, ast.USub)):
+                return True
     return False
 
 
