@@ -13,7 +13,8 @@ Catalog ids it should trigger (see the `# expect:` comments)
   V3  tf.stack of a pure per-row function (normalize_rows_loop) and tf.map_fn of the same
       function (normalize_rows_map_fn).
   V4  `acc = tf.concat([acc, chunk], 0)` inside a loop (collect_embeddings).
-  V5  float(loss) and loss.numpy() on every step of a training loop (train_with_per_step_sync).
+  V5  float(loss) on every step of a training loop (train_with_per_step_sync); the loss.numpy()
+      right after it reads a value already on the host (not V5 again).
   X1  the tf.function train step used by the V5 example has no jit_compile (an XLA hint).
 Traps (`# expect-none:`)
   - the RNN-style loop `h = tf.tanh(tf.matmul(h, W) + x[t])`: each step needs the previous h
@@ -189,7 +190,7 @@ def train_with_per_step_sync(model, dataset, epochs=3):
             loss = model.train_step(x, y)
             # expect: V5
             history.append(float(loss))
-            # expect: V5
+            # expect-none: V5 - a second read of the same loss in the iteration: the first one waited
             print(f"epoch {epoch} step {step} loss {loss.numpy():.4f}", end="\r")
     print()
     return history
