@@ -463,8 +463,9 @@ class HotCode:
     def _passed_constant(self, name: ast.Name, depth: int) -> int | None:
         facts = self.facts
         fn = facts.enclosing_function(name)
-        if fn is None or facts.enclosing_function(fn) is not None or name.id in facts.assignments_in(fn):
-            return None
+        if fn is None or facts.enclosing_function(fn) is not None or facts.enclosing_class(fn) is not None \
+                or name.id in facts.assignments_in(fn):
+            return None  # a method's calls bind ``self`` first: their arguments do not line up
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         if name.id not in params and name.id not in {a.arg for a in fn.args.kwonlyargs}:
             return None
