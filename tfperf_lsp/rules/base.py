@@ -61,7 +61,9 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
     """Add, at the end of "When it stays silent", where every rule (of the category) is silent
     (the engine applies it: engine._cold, analysis/hotness.py)."""
     text = ("Like every rule, it stays silent in test code (test modules, `TestCase` classes, "
-            "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on)")
+            "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on), in code "
+            "shown failing on purpose (under `with assert_raises(ValueError):` or `pytest.raises`, the "
+            "defs called only there, defs named for their bug such as `buggy_add`)")
     if category in EAGER_ADVICE_CATEGORIES:
         text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "
                  "`compute_output_shape` / `get_config`)")
