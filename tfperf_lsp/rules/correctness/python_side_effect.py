@@ -222,14 +222,17 @@ def _called_by_hand(ctx: RuleContext, fn: TFFunction) -> bool:
 def _announces_tracing(call: ast.Call) -> bool:
     """``print("Tracing with", x)``: a string in the call speaks of tracing, so printing once per
     trace is what its author wants (the TensorFlow guide prints this way to show retracing)."""
-    for arg in call.args:
-        parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
-        if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and _TRACE_WORD.search(p.value) for p in parts):
+    for arg in call.args:  # a string anywhere in them: f-strings, "...".format(x), "..." % x
+        if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and _TRACE_WORD.search(p.value)
+               for p in ast.walk(arg)):
             return True
     return False
 
 
-_TRACE_WORD = re.compile(r"trac(e|ing)", re.IGNORECASE)  # "Tracing", "traced", "num_traces"
+# "Tracing", "traced", "num_traces", and the word in the guide's translations (tensorflow/docs-l10n):
+# Chinese 追踪/跟踪/追蹤, Japanese トレース, Korean 추적/트레이싱, Russian трассир-, Spanish and
+# Portuguese traza-/rastre-.
+_TRACE_WORD = re.compile(r"trac(e|ing)|追踪|跟踪|追蹤|トレース|추적|트레이싱|трассир|traza|rastre", re.IGNORECASE)
 
 
 def _use_tf_print(ctx: RuleContext, print_name: ast.Name) -> Fix:
