@@ -424,7 +424,7 @@ class ModuleFacts:
         try:
             found: set[ast.AST | None] = set()
             for call in self.calls_by_def.get(fn, []):
-                argument = _argument_for(call, fn, param)
+                argument = argument_for(call, fn, param)
                 found.add(self.reaching_assignment(argument) if isinstance(argument, ast.Name) else None)
                 if None in found or len(found) > 1:
                     return None
@@ -539,7 +539,7 @@ def _branch(if_node: ast.If, child: ast.AST) -> str:
     return "body" if child in if_node.body else "orelse" if child in if_node.orelse else "test"
 
 
-def _argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
+def argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
     """The argument ``call`` passes for ``fn``'s parameter ``param`` (``self.f(x)`` skips ``self``)."""
     for kw in call.keywords:
         if kw.arg == param:
@@ -552,6 +552,28 @@ def _argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
         return None
     index = positional.index(param)
     return call.args[index] if index < len(call.args) else None
+
+
+def siblings(facts: ModuleFacts, stmt: ast.AST) -> tuple[list[ast.stmt], int] | None:
+    """The statement list holding ``stmt`` and its index there."""
+    parent = facts.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list):
+            for index, item in enumerate(block):
+                if item is stmt:
+                    return block, index
+    return None
+
+
+def neighbour(facts: ModuleFacts, stmt: ast.AST, offset: int) -> ast.stmt | None:
+    """The statement ``offset`` places after ``stmt`` in its block (before, when negative)."""
+    found = siblings(facts, stmt)
+    if found is None:
+        return None
+    block, index = found
+    index += offset
+    return block[index] if 0 <= index < len(block) else None
 
 
 def _parameter_names(fn: ast.AST) -> set[str]:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
 
 _TEST_FILE = re.compile(
     r"^(test_.*|.*_test|.*_tests|tests|testing|conftest|(.*_)?test_?utils?|(.*_)?testing_?utils?|.*_testlib)\.pyi?$"
@@ -465,18 +465,15 @@ class HotCode:
         fn = facts.enclosing_function(name)
         if fn is None or facts.enclosing_function(fn) is not None or facts.enclosing_class(fn) is not None \
                 or name.id in facts.assignments_in(fn):
-            return None  # a method's calls bind ``self`` first: their arguments do not line up
-        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        if name.id not in params and name.id not in {a.arg for a in fn.args.kwonlyargs}:
+            return None  # a nested def or a method: its calls go through objects this file passes on
+        if name.id not in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
             return None
         calls = facts.calls_by_def.get(fn, [])
         if not calls:
             return None
         values = []
         for call in calls:
-            value = next((k.value for k in call.keywords if k.arg == name.id), None)
-            if value is None and name.id in params and params.index(name.id) < len(call.args):
-                value = call.args[params.index(name.id)]
+            value = argument_for(call, fn, name.id)
             count = self._int_constant(value, depth - 1) if value is not None else None
             if count is None:
                 return None

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
 from tfperf_lsp.rules.context import RuleContext
@@ -293,16 +293,9 @@ def _passed_in(facts: ModuleFacts, fn: ast.AST, parameter: str) -> list[ast.Func
     ``step(..., acc=accuracy)``)."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    if parameter not in positional and parameter not in {a.arg for a in fn.args.kwonlyargs}:
-        return []
     found = []
     for call in facts.calls_by_def.get(fn, []):
-        # ``obj.step(a)`` binds ``self`` itself: the call's arguments start at the next parameter
-        bound = positional[1:] if positional[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute) else positional
-        value = next((k.value for k in call.keywords if k.arg == parameter), None)
-        if value is None and parameter in bound and bound.index(parameter) < len(call.args):
-            value = call.args[bound.index(parameter)]
+        value = argument_for(call, fn, parameter)
         target = facts.resolve_def(value, call) if isinstance(value, ast.Name) else None
         if target is not None:
             found.append(target)
@@ -435,6 +428,11 @@ CLOCKS = frozenset({
     "time.monotonic_ns", "time.process_time", "time.process_time_ns", "timeit.default_timer",
     "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
 })
+
+
+def reads_a_clock(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``node`` (a function, a loop, a statement) calls one of ``CLOCKS`` in its own scope."""
+    return any(isinstance(n, ast.Call) and facts.qualname(n.func) in CLOCKS for n in walk_same_scope(node))
 
 
 # ------------------------------------------------------------------ tf.data

@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import CLOCKS, DATASET_TRANSFORMATIONS, short
+from tfperf_lsp.rules.common import DATASET_TRANSFORMATIONS, reads_a_clock, short
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
@@ -162,8 +162,7 @@ def _timed(facts: ModuleFacts, statement: ast.stmt) -> bool:
     if scope is None:
         loops = facts.enclosing_loops(statement)
         scope = loops[0] if loops else None
-    return scope is not None and any(
-        isinstance(node, ast.Call) and facts.qualname(node.func) in CLOCKS for node in walk_same_scope(scope))
+    return scope is not None and reads_a_clock(facts, scope)
 
 
 def _callee_name(func: ast.expr) -> str:

@@ -5,7 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import TF_FUNCTION, ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import TF_FUNCTION, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
@@ -180,12 +180,11 @@ def _trains_eagerly(facts: ModuleFacts, loop: ast.AST) -> bool:
 def _after_eager_training(facts: ModuleFacts, loop: ast.AST) -> bool:
     """``loop`` is a single pass (no loop around it) that follows, in the same block, a loop
     that trains eagerly: the test-set evaluation after training, run once."""
-    parent = facts.parent(loop)
-    body = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if loop in (getattr(parent, f, None) or [])), None)
-    if body is None:
+    found = siblings(facts, loop)
+    if found is None:
         return False
-    earlier = body[: body.index(loop)]
-    return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and _trains_eagerly(facts, s) for s in earlier)
+    block, index = found
+    return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and _trains_eagerly(facts, s) for s in block[:index])
 
 
 def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:

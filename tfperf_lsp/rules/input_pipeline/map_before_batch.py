@@ -7,6 +7,7 @@ from functools import partial
 from typing import Iterator, Literal
 
 from tfperf_lsp.analysis.astutil import keyword
+from tfperf_lsp.analysis.facts import neighbour
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
@@ -173,13 +174,7 @@ def _form(ctx: RuleContext, model: Pipelines, step: Step, batch: Step) -> Form |
     first, second = ctx.facts.statement_of(step.call), ctx.facts.statement_of(batch.call)
     if not (_is_self_update(first, step.call) and _is_self_update(second, batch.call)):
         return None
-    parent = ctx.facts.parent(first)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and first in block:
-            index = block.index(first)
-            return "statements" if index + 1 < len(block) and block[index + 1] is second else None
-    return None
+    return "statements" if neighbour(ctx.facts, first, 1) is second else None
 
 
 def _is_self_update(stmt: ast.AST, call: ast.Call) -> bool:

@@ -58,24 +58,30 @@ def _other_ml(facts: ModuleFacts) -> bool:
     return any(q.split(".")[0] in _OTHER_ML for q in facts.imports.bindings.values())
 
 
+def _classes_built(facts: ModuleFacts, name: ast.Name) -> list[ast.ClassDef]:
+    """The classes of this file named by the call ``name`` is assigned from (``x = Scorer()``)."""
+    value = getattr(facts.reaching_assignment(name), "value", None)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return []
+    return [c for c in facts.classes if c.name == value.func.id]
+
+
 def overrides(facts: ModuleFacts, name: ast.Name, method: str) -> bool:
     """``name`` holds an object of a class of this file that defines ``method`` itself
     (``class DB_VAE(tf.keras.Model): def predict(self, x): ...``): not Keras' method."""
-    value = getattr(facts.reaching_assignment(name), "value", None)
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-        return False
-    return any(c.name == value.func.id and any(isinstance(s, FunctionNode) and s.name == method for s in c.body)
-               for c in facts.classes)
+    return any(any(isinstance(s, FunctionNode) and s.name == method for s in c.body) for c in _classes_built(facts, name))
 
 
 def instance_of_a_plain_class(facts: ModuleFacts, name: ast.Name) -> bool:
     """``name`` holds an object of a class this file defines with no base but ``object``: its
     ``predict`` or ``train_on_batch`` is its own method, not Keras'."""
-    value = getattr(facts.reaching_assignment(name), "value", None)
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-        return False
-    cls = next((c for c in facts.classes if c.name == value.func.id and facts.parent(c) is facts.tree), None)
-    return cls is not None and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
+    cls = next((c for c in _classes_built(facts, name) if facts.parent(c) is facts.tree), None)
+    return cls is not None and plain_class(cls)
+
+
+def plain_class(cls: ast.ClassDef) -> bool:
+    """A class with no base but ``object``: none of its methods is Keras'."""
+    return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
 
 
 def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:

@@ -6,12 +6,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, target_names, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file,
+                                     reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
                                           overrides, receiver_kind)
@@ -429,12 +430,7 @@ FEW_PREDICTS = 20
 def _timed_from_outside(facts: ModuleFacts, loop: ast.AST) -> bool:
     """``t0 = time()`` right before the loop: the reader measures the loop, predict's setup
     included, however few its iterations; the finding explains what they measure."""
-    parent = facts.parent(loop)
-    body = next((getattr(parent, f) for f in ("body", "orelse", "finalbody")
-                 if loop in (getattr(parent, f, None) or [])), None)
-    if body is None:
-        return False
-    before = body[body.index(loop) - 1] if body.index(loop) > 0 else None
+    before = neighbour(facts, loop, -1)
     value = getattr(before, "value", None)
     return isinstance(before, ast.Assign) and isinstance(value, ast.Call) and facts.qualname(value.func) in CLOCKS
 
@@ -448,8 +444,7 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
         return False
     if {n.id for n in ast.walk(x) if isinstance(n, ast.Name)} & facts.names_changed_by(loop):
         return False  # a new input each time
-    return any(isinstance(n, ast.Call) and facts.qualname(n.func) in CLOCKS
-               for stmt in loop.body for n in walk_same_scope(stmt))
+    return any(reads_a_clock(facts, stmt) for stmt in loop.body)
 
 
 def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:

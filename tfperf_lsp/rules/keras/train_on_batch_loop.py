@@ -9,7 +9,7 @@ from tfperf_lsp.analysis.models import assigned_in
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import other_keras_backend, receiver_kind, uses_keras
+from tfperf_lsp.rules.keras._keras import other_keras_backend, plain_class, receiver_kind, uses_keras
 
 
 class TrainOnBatchLoop(Rule):
@@ -167,7 +167,7 @@ def _self_of_a_plain_class(facts: ModuleFacts, receiver: ast.Name) -> bool:
     if receiver.id != "self":
         return False
     cls = facts.enclosing_class(receiver)
-    return cls is not None and all(isinstance(base, ast.Name) and base.id == "object" for base in cls.bases)
+    return cls is not None and plain_class(cls)
 
 
 def _alternates_models(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode
+from tfperf_lsp.analysis.facts import ModuleFacts, ScopeNode, neighbour, siblings
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit
 from tfperf_lsp.rewrite.edits import whole_lines
@@ -191,27 +191,6 @@ def dtype_name(facts: ModuleFacts, expr: ast.AST | None) -> str | None:
 
 
 # --------------------------------------------------------------------------- statements
-def siblings(facts: ModuleFacts, stmt: ast.AST) -> tuple[list[ast.stmt], int] | None:
-    """The statement list holding ``stmt`` and its index there."""
-    parent = facts.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list):
-            for index, item in enumerate(block):
-                if item is stmt:
-                    return block, index
-    return None
-
-
-def neighbour(facts: ModuleFacts, stmt: ast.AST, offset: int) -> ast.stmt | None:
-    found = siblings(facts, stmt)
-    if found is None:
-        return None
-    block, index = found
-    index += offset
-    return block[index] if 0 <= index < len(block) else None
-
-
 def names_read_after(facts: ModuleFacts, source: SourceText, region: Sequence[ast.stmt], names: set[str]) -> set[str]:
     """Which of ``names`` may be read once the statements ``region`` (consecutive, to be
     replaced) have run, in their scope; conservative.

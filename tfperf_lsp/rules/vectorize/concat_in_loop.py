@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import int_literal, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -120,8 +120,8 @@ class ConcatInLoop(Rule):
                 problems.append("the axis changes in the loop")
             elif any(isinstance(n, _EXITS) for n in ast.walk(loop)) or _declared_global(facts, loop, acc):
                 problems.append("the loop can exit past the final concat")
-            elif not L.statements_alone(ctx.source, loop, loop, L.neighbour(facts, loop, -1), L.neighbour(facts, loop, 1)) or \
-                    not L.statements_alone(ctx.source, stmt, stmt, L.neighbour(facts, stmt, -1), L.neighbour(facts, stmt, 1)):
+            elif not L.statements_alone(ctx.source, loop, loop, neighbour(facts, loop, -1), neighbour(facts, loop, 1)) or \
+                    not L.statements_alone(ctx.source, stmt, stmt, neighbour(facts, stmt, -1), neighbour(facts, stmt, 1)):
                 problems.append("the statements share lines with others")
             advice = "collect the pieces in a Python list and `tf.concat` once after the loop" if not graph else \
                 "use a `tf.TensorArray` (`ta.write(i, t)`, then `ta.concat()`)"

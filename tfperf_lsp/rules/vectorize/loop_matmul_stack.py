@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis.astutil import dotted, keyword, keywords_of, root_name
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
@@ -121,11 +121,11 @@ class LoopMatmulStack(Rule):
         item = _per_item_matmul(facts, value, it, loop) if it else None
         if it is None or item is None or L.reads_name(value, listname):
             return None
-        stack = L.stack_of(facts, L.neighbour(facts, loop, 1), listname)
+        stack = L.stack_of(facts, neighbour(facts, loop, 1), listname)
         if stack is None:
             return None
         problems = list(item.problems) + stack.problems + L.collector_problems(facts, ctx.source, loop, listname, it, stack)
-        init = L.neighbour(facts, loop, -1)
+        init = neighbour(facts, loop, -1)
         fix = partial(_replace_the_loop, ctx, loop, init, stack, item) if init is not None else None
         return self._report(ctx, loop, item, listname, problems, fix)
 

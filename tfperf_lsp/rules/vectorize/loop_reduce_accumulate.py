@@ -7,7 +7,7 @@ from functools import partial
 from typing import Iterator, Sequence
 
 from tfperf_lsp.analysis.astutil import int_literal
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import DATASET_MAKERS, tf_alias
@@ -107,11 +107,11 @@ class LoopReduceAccumulate(Rule):
             if x is None or x == acc or _maybe_dataset(facts, x, loop):
                 continue
             axis, problems = _row_axis(reduce_call)
-            init = L.neighbour(facts, loop, -1)
+            init = neighbour(facts, loop, -1)
             start = _start_value(ctx, init, acc)
             if start is None or init is None:
                 problems.append(f"`{acc}` does not start at a number right before the loop")
-            elif not L.statements_alone(ctx.source, init, loop, L.neighbour(facts, init, -1), L.neighbour(facts, loop, 1)):
+            elif not L.statements_alone(ctx.source, init, loop, neighbour(facts, init, -1), neighbour(facts, loop, 1)):
                 problems.append("the statements share lines with others")
             if not L.covers_axis(facts, it, x, loop):
                 problems.append(f"the loop may not cover every row of `{x}`")

@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator, Sequence
 
 from tfperf_lsp.analysis.astutil import dotted, int_literal, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -131,7 +131,7 @@ class PerElementMap(Rule):
         is_item = lambda n: any(n is item for item in items)  # noqa: E731
         if not E.is_elementwise(facts, elt, is_item, tensors=L.tensor_info(facts, x, loop) is not None):
             return None
-        after = L.neighbour(facts, loop, 1)
+        after = neighbour(facts, loop, 1)
         stack = L.stack_of(facts, after, listname)
         if stack is None:
             return None
@@ -143,7 +143,7 @@ class PerElementMap(Rule):
         message = (f"`{listname}` collects `{ctx.source.segment(elt)}` item by item over `{x}`, then stacks it, but "
                    f"it is elementwise: `{text}` does the same at once")
         title = f"Replace the loop with {text}"
-        init = L.neighbour(facts, loop, -1)
+        init = neighbour(facts, loop, -1)
         return self.finding(
             ctx, loop, message + (f" ({problems[0]})" if problems else ""),
             label="elementwise: apply to all",
