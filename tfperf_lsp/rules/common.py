@@ -291,8 +291,9 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
 def _passed_in(facts: ModuleFacts, fn: ast.AST, parameter: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The defs of this file that ``fn``'s callers pass as its parameter ``parameter`` (a callback:
     ``step(..., acc=accuracy)``)."""
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or parameter not in {
+            a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
+        return []  # ``print``, ``range``...: not a parameter, nothing passed in
     found = []
     for call in facts.calls_by_def.get(fn, []):
         value = argument_for(call, fn, parameter)
