@@ -10,7 +10,8 @@ import logging
 import traceback
 from dataclasses import dataclass, field, replace
 
-from tfperf_lsp import collector, selectors, suppressions
+from tfperf_lsp import blank_line_edit, collector, selectors, suppressions
+from tfperf_lsp.blank_line_edit import RuleOutput
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.reparse import Parsed
 from tfperf_lsp.analysis.source import ParseError, SourceText
@@ -34,6 +35,9 @@ class Analysis:
     # True when the file does not parse and the findings were carried over from the last
     # version that did, for the lines that did not change.
     stale: bool = False
+    # The rules' findings before the filters: the next version re-uses them after an edit that
+    # only adds or removes blank lines (blank_line_edit).
+    rule_output: RuleOutput | None = None
 
     def finding(self, finding_id: str) -> Finding | None:
         return next((f for f in self.findings if f.id == finding_id), None)
@@ -46,24 +50,48 @@ def analyze(
     workspace=None,
     rules: list[Rule] | None = None,
     previous: Parsed | None = None,
+    earlier: RuleOutput | None = None,
 ) -> Analysis:
     """Findings of ``text``. ``previous``, an earlier version of the same file with its tree,
-    lets the parse re-use the statements an edit did not touch (the result is the same)."""
+    lets the parse re-use the statements an edit did not touch; ``earlier``, the rule output of
+    that version, is re-used when the edit only added or removed blank lines between statements
+    (the result is the same either way)."""
     with collector.paused():
-        return _analyze(text, path, settings or Settings(), workspace, rules, previous)
+        return _analyze(text, path, settings or Settings(), workspace, rules, previous, earlier)
 
 
 def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: list[Rule] | None,
-             previous: Parsed | None) -> Analysis:
+             previous: Parsed | None, earlier: RuleOutput | None) -> Analysis:
     source = SourceText(text, path)
     tree = source.parse(previous)
     if isinstance(tree, ParseError):
         return Analysis(source, [], parse_error=tree)
     facts = ModuleFacts(tree, source, previous.statement_walks if previous is not None else None)
     ctx = RuleContext(source, facts, settings, path, workspace)
+    output = None
+    if earlier is not None and previous is not None and rules is None:
+        output = blank_line_edit.moved(earlier, previous.lines, previous.tree, source.lines, settings, workspace, ctx)
+        if output is not None:
+            ctx.dependencies.update(path for path, _ in output.dependencies)  # still read: a change re-analyses
+    if output is None:
+        output = _run_rules(ctx, rules or ALL_RULES)
+    comments = suppressions.parse(source.lines) if ("noqa" in text or "tfperf:" in text) else []
+    # suppressions before the cold filter: a used suppression stays used
+    kept = set(map(id, suppressions.apply(list(output.findings), comments)))
+    findings = [f for f, cold in zip(output.findings, output.cold) if id(f) in kept and not cold]
+    if comments and settings.is_enabled(suppressions.UNUSED_CODE):
+        # after every other rule ran: a suppression is unused only if nothing it names was found
+        enabled = set(settings.enabled_codes())
+        findings += suppressions.unused(comments, set(selectors.all_codes()), enabled)
+    findings.sort(key=lambda f: (f.span.start, f.code))
+    return Analysis(source, _dedupe(findings), rule_errors=list(output.errors), ctx=ctx, rule_output=output)
+
+
+def _run_rules(ctx: RuleContext, rules: list[Rule]) -> RuleOutput:
+    settings = ctx.settings
     findings: list[Finding] = []
     errors: list[tuple[str, str]] = []
-    for rule in rules or ALL_RULES:
+    for rule in rules:
         if not settings.is_enabled(rule.code, rule.category):
             continue
         try:
@@ -72,15 +100,10 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
                 findings.append(finding)
         except Exception:  # noqa: BLE001 - one broken rule must not hide the others
             errors.append((rule.code, traceback.format_exc()))
-    comments = suppressions.parse(source.lines) if ("noqa" in text or "tfperf:" in text) else []
-    findings = suppressions.apply(findings, comments)  # before the cold filter: a used suppression stays used
-    findings = [f for f in findings if not _cold(ctx, f)]
-    if comments and settings.is_enabled(suppressions.UNUSED_CODE):
-        # after every other rule ran: a suppression is unused only if nothing it names was found
-        enabled = set(settings.enabled_codes())
-        findings += suppressions.unused(comments, set(selectors.all_codes()), enabled)
-    findings.sort(key=lambda f: (f.span.start, f.code))
-    return Analysis(source, _dedupe(findings), rule_errors=errors, ctx=ctx)
+    workspace = ctx.workspace
+    stamps = tuple((path, workspace.stamp_of(path)) for path in sorted(ctx.dependencies)) if workspace else ()
+    return RuleOutput(tuple(findings), tuple(_cold(ctx, f) for f in findings), tuple(errors), settings, stamps,
+                      reusable=not getattr(workspace, "pending", None))
 
 
 def fix_for(analysis: Analysis, finding: Finding) -> Fix | None:

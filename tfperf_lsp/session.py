@@ -24,7 +24,9 @@ class DocumentSession:
 
     def update(self, text: str, settings=None, workspace=None) -> Analysis:
         started = time.perf_counter()
-        analysis = analyze(text, self.path, settings, workspace, previous=self._parsed())
+        previous = self._parsed()
+        earlier = self.last_good.rule_output if previous is not None and self.last_good is not None else None
+        analysis = analyze(text, self.path, settings, workspace, previous=previous, earlier=earlier)
         self.last_seconds = time.perf_counter() - started
         if analysis.parse_error is None:
             analysis = Rebuildable(analysis, lambda: analyze(text, self.path, settings, workspace))
@@ -60,7 +62,8 @@ class Rebuildable(Analysis):
     def __init__(self, full: Analysis, rebuild):
         self._ctx = None
         self._rebuilt: Analysis | None = None
-        super().__init__(full.source, full.findings, full.parse_error, full.rule_errors, full.ctx, full.stale)
+        super().__init__(full.source, full.findings, full.parse_error, full.rule_errors, full.ctx, full.stale,
+                         full.rule_output)
         self._rebuild = rebuild
         self.dependencies = frozenset(full.ctx.dependencies) if full.ctx else frozenset()
 
@@ -89,6 +92,7 @@ class Rebuildable(Analysis):
         # tree: it is swapped for one that asks the rebuilt analysis for the same finding's fix.
         self._ctx = None
         self._rebuilt = None
+        self.rule_output = None  # its findings' fix builders hold the trees too
         for finding in self.findings:
             builder = finding.build_fix
             if builder is not None and getattr(builder, "func", None) is not _fix_from_rebuilt:
