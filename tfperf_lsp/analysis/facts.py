@@ -223,6 +223,20 @@ class ModuleFacts:
                 return ancestor
         return None
 
+    def self_attribute_values(self, attribute: ast.Attribute) -> list[ast.expr]:
+        """What the methods of the class around ``attribute`` (``self.x``) assign to ``self.x``
+        (an agent's ``self.target_model = QNetwork(...)``); empty outside a class."""
+        cls = self.enclosing_class(attribute)
+        values: list[ast.expr] = []
+        for method in (s for s in cls.body if isinstance(s, FunctionNode)) if cls is not None else ():
+            for node in walk_same_scope(method):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(isinstance(t, ast.Attribute) and t.attr == attribute.attr and isinstance(t.value, ast.Name)
+                           and t.value.id == "self" for t in targets):
+                        values.append(node.value)
+        return values
+
     def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
         """Loops (innermost first) whose every iteration runs ``node``, within its own scope.
 

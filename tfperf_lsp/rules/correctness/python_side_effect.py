@@ -6,7 +6,7 @@ import re
 from functools import partial
 from typing import Callable, Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import CLOCKS, function_label, initialised_once, short, tf_alias, tf_function_calls
@@ -38,6 +38,10 @@ class PythonSideEffect(Rule):
     ## When it stays silent
     In plain Python functions, for `tf.print`, `tf.random.*` and `TensorArray`, and for appends
     to a list created inside the function (a common way to collect tensors before `tf.stack`).
+    An `append` or `insert` that is visibly not a Python container's is silent too: its result
+    is used (a list's `append` returns None), the object has attributes no list has
+    (`buffer.num_inserted`), or it was built by another class (`store = utils.UnrollStore(...)`,
+    a `tf.Module` whose `append` is itself a tf.function that updates variables on every call).
     A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
     way to see when a function retraces) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
@@ -157,7 +161,8 @@ class PythonSideEffect(Rule):
                 fix_applicability="unsafe",
             )
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local) \
-                and not (isinstance(func.value, ast.Name) and initialised_once(ctx.facts, node, func.value.id)):
+                and not (isinstance(func.value, ast.Name) and initialised_once(ctx.facts, node, func.value.id)) \
+                and not _not_a_python_container(ctx.facts, node, func.value):
             yield self.finding(
                 ctx, node,
                 f"`{ctx.source.segment(func)}` in `{name}` runs once, while tracing: use a `tf.TensorArray` "
@@ -250,6 +255,64 @@ def _outlives_call(target: ast.AST, local: set[str]) -> bool:
     if isinstance(target, ast.Attribute):
         return True
     return False
+
+
+_CONTAINERS = frozenset({"list", "dict", "set", "deque", "defaultdict", "OrderedDict", "sorted",
+                         "collections.deque", "collections.defaultdict", "collections.OrderedDict"})
+
+
+def _not_a_python_container(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
+    """``receiver.append(...)`` visibly is not a Python list's: its result is used (a list's
+    ``append`` returns None), or the receiver holds what another constructor built
+    (``store = utils.UnrollStore(...)``, a tf.Module whose ``append`` is a tf.function that
+    updates variables on every call)."""
+    if not isinstance(facts.parent(call), ast.Expr):
+        return True
+    if _has_attributes_no_container_has(facts, call, receiver):
+        return True
+    if isinstance(receiver, ast.Name):
+        values = _values_assigned(facts, receiver.id, call)
+    elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        values = list(facts.self_attribute_values(receiver))
+    else:
+        return False
+    return bool(values) and all(isinstance(v, ast.Call) and (facts.qualname(v.func) or ast.unparse(v.func)) not in _CONTAINERS
+                                for v in values)
+
+
+# What a list, dict, set or deque has: any other attribute read from the receiver (a replay
+# buffer's ``.num_inserted``, ``.sample(...)``) shows it is none of them.
+_CONTAINER_ATTRIBUTES = frozenset(a for kind in (list, dict, set, __import__("collections").deque) for a in dir(kind))
+
+
+def _has_attributes_no_container_has(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
+    """Whether the def around ``call`` (the outermost one) reads an attribute of ``receiver`` that
+    no Python container has."""
+    defs = [a for a in facts.ancestors(call) if isinstance(a, FunctionNode)]
+    if not defs:
+        return False
+    key = _reference(receiver)
+    return key is not None and any(isinstance(node, ast.Attribute) and node.attr not in _CONTAINER_ATTRIBUTES
+                                   and _reference(node.value) == key for node in ast.walk(defs[-1]))
+
+
+def _reference(node: ast.expr) -> str | None:
+    """``x`` or ``self.x`` as a string, None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _values_assigned(facts: ModuleFacts, name: str, at: ast.AST) -> list[ast.expr | None]:
+    """What is assigned to ``name`` in the nearest scope around ``at`` that assigns it (a tf.function
+    nested in the def that builds the object, or the module)."""
+    for scope in [*(a for a in facts.ancestors(at) if isinstance(a, FunctionNode)), facts.tree]:
+        assigned = facts.module_assignments.get(name) if scope is facts.tree else facts.assignments_in(scope).get(name)
+        if assigned:
+            return [getattr(a, "value", None) for a in assigned]
+    return []
 
 
 def _is_python_iterator(facts: ModuleFacts, target: ast.AST, at: ast.AST) -> bool:

@@ -58,24 +58,34 @@ def _other_ml(facts: ModuleFacts) -> bool:
     return any(q.split(".")[0] in _OTHER_ML for q in facts.imports.bindings.values())
 
 
-def _classes_built(facts: ModuleFacts, name: ast.Name) -> list[ast.ClassDef]:
-    """The classes of this file named by the call ``name`` is assigned from (``x = Scorer()``)."""
-    value = getattr(facts.reaching_assignment(name), "value", None)
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+def _classes_built(facts: ModuleFacts, receiver: ast.expr) -> list[ast.ClassDef]:
+    """The classes of this file named by the calls ``receiver`` is assigned from: ``x = Scorer()``
+    for a name; for ``self.x``, every ``self.x = Scorer()`` in the methods of the class around it
+    (an agent's ``self.target_model = QNetwork(...)``)."""
+    values: list[ast.expr | None]
+    if isinstance(receiver, ast.Name):
+        values = [getattr(facts.reaching_assignment(receiver), "value", None)]
+    elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        values = list(facts.self_attribute_values(receiver))
+    else:
         return []
-    return [c for c in facts.classes if c.name == value.func.id]
+    calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)]
+    if not values or len(calls) < len(values):
+        return []
+    names = {c.func.id for c in calls if isinstance(c.func, ast.Name)}
+    return [c for c in facts.classes if c.name in names]
 
 
-def overrides(facts: ModuleFacts, name: ast.Name, method: str) -> bool:
-    """``name`` holds an object of a class of this file that defines ``method`` itself
-    (``class DB_VAE(tf.keras.Model): def predict(self, x): ...``): not Keras' method."""
-    return any(any(isinstance(s, FunctionNode) and s.name == method for s in c.body) for c in _classes_built(facts, name))
+def overrides(facts: ModuleFacts, receiver: ast.expr, method: str) -> bool:
+    """``receiver`` (``x`` or ``self.x``) holds an object of a class of this file that defines
+    ``method`` itself (``class DB_VAE(tf.keras.Model): def predict(self, x): ...``): not Keras' method."""
+    return any(any(isinstance(s, FunctionNode) and s.name == method for s in c.body) for c in _classes_built(facts, receiver))
 
 
-def instance_of_a_plain_class(facts: ModuleFacts, name: ast.Name) -> bool:
-    """``name`` holds an object of a class this file defines with no base but ``object``: its
-    ``predict`` or ``train_on_batch`` is its own method, not Keras'."""
-    cls = next((c for c in _classes_built(facts, name) if facts.parent(c) is facts.tree), None)
+def instance_of_a_plain_class(facts: ModuleFacts, receiver: ast.expr) -> bool:
+    """``receiver`` (``x`` or ``self.x``) holds an object of a class this file defines with no
+    base but ``object``: its ``predict`` or ``train_on_batch`` is its own method, not Keras'."""
+    cls = next((c for c in _classes_built(facts, receiver) if facts.parent(c) is facts.tree), None)
     return cls is not None and plain_class(cls)
 
 
@@ -92,7 +102,7 @@ def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     receiver = call.func.value
     if isinstance(receiver, ast.Name) and is_model_name(facts, receiver):
         return "model"
-    if isinstance(receiver, ast.Name) and instance_of_a_plain_class(facts, receiver):
+    if instance_of_a_plain_class(facts, receiver):
         return None  # ``vmodel = ValueModel(...)``: its own predict (a TF1 session.run), not Keras
     if not uses_keras(facts):
         return None

@@ -57,7 +57,9 @@ class PredictInLoop(Rule):
     For a single `predict` call outside a loop; inside a `tf.function`; when the model is
     re-created in the loop, or is what a single loop iterates over (`for m in models:
     m.predict(x)`: each call is on another model); for `.predict` of objects that are
-    not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn).
+    not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn),
+    and of objects of a class of the file that defines its own `predict` or has no base
+    (`self.target_model = QNetwork(...)`, a wrapper whose `predict` is its own method).
     For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and for
     calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
     forecast of `INTO_FUTURE = 14` steps called once): a second of setup at most; and calls that
@@ -155,7 +157,7 @@ class PredictInLoop(Rule):
             if kind is None:
                 continue
             receiver = func.value
-            if isinstance(receiver, ast.Name) and overrides(facts, receiver, "predict"):
+            if overrides(facts, receiver, "predict"):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):

@@ -45,7 +45,9 @@ class TfFunctionInLoop(Rule):
     and runs every batch through it: one trace per epoch, paid back by the epoch's steps).
     The same holds for a loop that creates the function and then runs it in an inner loop of its
     own body (a benchmark that wraps each augmentation layer and times it over several batch
-    sizes: the new trace per layer cannot be avoided and is reused by the inner loop).
+    sizes: the new trace per layer cannot be avoided and is reused by the inner loop), and for a
+    loop that never calls the function it creates but hands it on (`server.bind(fn)`,
+    `fns.append(fn)`: one function per host or model, each traced once by its later callers).
     Test code is silent (a loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
@@ -99,6 +101,8 @@ class TfFunctionInLoop(Rule):
                 loop, stmt = loops[0], fn.stmt
                 if _loops_over_it(facts, fn.name, loop):
                     continue  # one trace per iteration, paid back by the inner loop's calls
+                if _handed_on_uncalled(facts, fn.name, loop):
+                    continue  # one function per host or model, bound or stored for later calls
                 title = f"Move `{name} = tf.function(...)` before the loop"
                 hoist = None
                 if isinstance(loop, _LOOPS) and isinstance(stmt, ast.Assign) and _hoistable(facts, stmt, fn.wrapper, loop):
@@ -147,6 +151,18 @@ def _loops_over_it(facts: ModuleFacts, name: str | None, outer: ast.AST) -> bool
         elif facts.enclosing_function(call) is outer and loops:
             return True
     return False
+
+
+def _handed_on_uncalled(facts: ModuleFacts, name: str | None, loop: ast.AST) -> bool:
+    """The loop never calls the function it creates but hands it on (``server.bind(fn)``,
+    ``fns.append(fn)``, ``self.step = fn``): one function per item, each traced once when
+    its later callers first run it, and each may close over its own item (a host, a device)."""
+    if name is None:
+        return False
+    uses = [use for use in facts.names.get(name, []) if loop in facts.ancestors(use)]
+    loaded = [use for use in uses if isinstance(use.ctx, ast.Load)]
+    called = any(isinstance(parent := facts.parent(use), ast.Call) and parent.func is use for use in loaded)
+    return bool(loaded) and not called
 
 
 def _hoist(ctx: RuleContext, stmt: ast.Assign, loop: ast.stmt, title: str) -> Fix | None:

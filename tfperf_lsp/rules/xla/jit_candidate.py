@@ -76,6 +76,9 @@ class JitCandidate(Rule):
     serializes the traced graphs and runs them in executors of its own). A tape that watches its
     inputs (`tape.watch(images)`) and updates no variable explains a prediction (integrated
     gradients, saliency): not a train step, and it runs on whatever inputs are explained.
+    A function defined inside a def that this file never runs itself (a library's
+    `ppo_training_step(...)` that builds its `train_on_minibatch`) is silent: its callers may run
+    that def while tracing their own step, where `jit_compile` is decided for the whole step.
     Silent too when the file's own calls visibly run the function at most 100 times (module
     code with literal loop counts: `range(10)`, `EPOCHS = 5` epochs of `take(5)`): an XLA
     compile takes 0.1-2 s, which a short demo loop cannot pay back.
@@ -160,6 +163,8 @@ class JitCandidate(Rule):
                 continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
+            if _nested_in_a_library_def(ctx, fn):
+                continue  # maybe traced inside its caller's step: the XLA choice belongs there
             if _runs_too_few_times(ctx, fn) or _shapes_left_open(fn):
                 continue
             if is_train_step:
@@ -225,6 +230,16 @@ def _runs_too_few_times(ctx: RuleContext, fn: TFFunction) -> bool:
     they run it at most FEW_RUNS times (``for i in range(10)``, ``EPOCHS = 5`` x ``take(5)``):
     an XLA compile takes 0.1-2 s, which a demo loop cannot pay back."""
     return ctx.hot.runs_few_times(tf_function_calls(ctx, fn))
+
+
+def _nested_in_a_library_def(ctx: RuleContext, fn: TFFunction) -> bool:
+    """``fn`` is defined inside a def that this file never runs eagerly itself (a library's
+    ``ppo_training_step(...)`` that builds ``train_on_minibatch`` for each call): its callers,
+    elsewhere, may run that def while their own step is traced, and the inner function is then
+    part of their graph, where jit_compile is decided for the whole step."""
+    outer = ctx.facts.enclosing_function(fn.stmt)
+    return outer is not None and fn.stmt is not outer \
+        and not ctx.hot.runs_eagerly_in_script(outer.body[0])
 
 
 def _called_under_device_scope(ctx: RuleContext, fn: TFFunction) -> bool:
