@@ -24,6 +24,8 @@ CODE = textwrap.dedent(
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    # TFP106 is opt-in: these tests use it as the example of a safe fix
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     (tmp_path / "train.py").write_text(CODE)
     (tmp_path / "clean.py").write_text("import tensorflow as tf\nx = tf.ones([2])\n")
     return tmp_path

@@ -22,6 +22,8 @@ FIXABLE = textwrap.dedent(
 @pytest.fixture
 def here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    # TFP106 is opt-in: its rename is the example of a fix here
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     return tmp_path
 
 

@@ -31,6 +31,12 @@ def notebook_json(*cells, indent=1, trailing_newline=True, ensure_ascii=False) -
     return text + "\n" if trailing_newline else text
 
 
+@pytest.fixture(autouse=True)
+def select_tfp106(tmp_path):
+    """TFP106 is opt-in: these tests use its rename as the example of a fix inside a cell."""
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
+
+
 @pytest.fixture
 def nb(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -147,7 +153,7 @@ def test_directories_include_notebooks_and_the_include_setting(nb, capsys, tmp_p
     (tmp_path / "clean.py").write_text("x = 1\n")
     assert main(["check", "."]) == 1
     assert "nb.ipynb:cell 3" in capsys.readouterr().out
-    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\ninclude = [".py"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\ninclude = [".py"]\nextend-select = ["TFP106"]\n')
     assert main(["check", "."]) == 0
     assert "nb.ipynb" not in capsys.readouterr().out
 

@@ -118,13 +118,15 @@ mkdir -p "$T/ud/User" "$T/ext" "$T/xch" "$ART"
 "$("$BASE_PY" -c 'import sys; print(sys._base_executable)')" -m venv --without-pip "$T/bare"
 BARE_SITE=$("$T/bare/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 rm -f "$ART"/*.png "$ART"/summary-*.json "$ART"/*.log
-# User settings of a run: write_settings INTERPRETER IMPORT_STRATEGY
+# User settings of a run: write_settings INTERPRETER IMPORT_STRATEGY. The probe's notebook and
+# fix-on-save checks use TFP106's rename, an opt-in rule: the user settings turn it on.
 write_settings() {
   cat > "$T/ud/User/settings.json" <<JSON
   {
     "tfperf.interpreter": "$1",
     "tfperf.importStrategy": "$2",
     "tfperf.benchmark.timeBudget": 1,
+    "tfperf.rules": { "TFP106": "warning" },
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
     "workbench.enableExperiments": false,

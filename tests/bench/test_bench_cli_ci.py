@@ -33,6 +33,8 @@ def project(tmp_path, monkeypatch):
     for name in ("FAKE_VERDICT", "FAKE_SPEEDUP", "FAKE_CI", "FAKE_MODE"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "a.py").write_text(CODE)
+    # TFP106 is opt-in: selected here as the example of a finding with nothing to time
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "b.py").write_text(CODE)
     return tmp_path

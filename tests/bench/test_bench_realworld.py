@@ -7,15 +7,16 @@ import textwrap
 import pytest
 
 from tfperf_lsp.bench.plans import build_plan
+from tfperf_lsp.config import Settings
 from tfperf_lsp.engine import analyze
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CIFAR = os.path.join(HERE, "realworld", "cifar_main.py")
 
 
-def plans(source, name="example.py"):
+def plans(source, name="example.py", settings=None):
     # analysed under an application path: files under tests/ count as test code (rules are silent)
-    analysis = analyze(source, os.path.join("/tmp/app", os.path.basename(name)))
+    analysis = analyze(source, os.path.join("/tmp/app", os.path.basename(name)), settings)
     return {f.code: build_plan(analysis, f) for f in analysis.findings if f.fix_title}
 
 
@@ -70,7 +71,7 @@ def test_a_file_read_in_the_slice_is_refused():
 
         main()
     """)
-    found = plans(source)
+    found = plans(source, settings=Settings().with_overrides({"extend-select": ["TFP106"]}))  # opt-in
     assert found  # TFP106 (a decorator rewrite): measured through step's call in main's loop
     for plan in found.values():
         assert plan.job is None

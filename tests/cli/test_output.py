@@ -33,6 +33,8 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    # TFP106 is opt-in: these tests use it as the example of a safe fix
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     (tmp_path / "train.py").write_text(CODE)
     (tmp_path / "broken.py").write_text("x = (1,\ndef f(:\n")
     return tmp_path

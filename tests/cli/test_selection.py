@@ -88,7 +88,8 @@ def test_nested_gitignore_applies_below_its_folder(project, capsys):
 
 def test_stdin_with_a_filename_uses_its_settings(project, capsys, monkeypatch):
     (project / "scripts").mkdir()
-    (project / "pyproject.toml").write_text('[tool.tfperf.per-file-ignores]\n"scripts/*" = ["TFP202"]\n')
+    (project / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n\n'
+                                           '[tool.tfperf.per-file-ignores]\n"scripts/*" = ["TFP202"]\n')
     monkeypatch.setattr("sys.stdin", io.StringIO(CODE))
     assert main(["check", "-", "--stdin-filename", "scripts/t.py"]) == 1
     out = capsys.readouterr().out
@@ -98,7 +99,7 @@ def test_stdin_with_a_filename_uses_its_settings(project, capsys, monkeypatch):
 
 def test_stdin_fix_prints_the_fixed_source(project, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(CODE))
-    main(["check", "-", "--fix"])
+    main(["check", "-", "--fix", "--extend-select", "TFP106"])  # opt-in: the example of a safe fix
     out, err = capsys.readouterr()
     assert "@tf.function(reduce_retracing=True)" in out and "TFP101" in err
 
@@ -140,10 +141,10 @@ def test_per_file_ignores_from_file_and_command_line(project, capsys):
     (project / "scripts").mkdir()
     (project / "scripts" / "t.py").write_text(CODE)
     (project / "pyproject.toml").write_text('[tool.tfperf.per-file-ignores]\n"scripts/*" = ["retrace"]\n')
-    assert codes(capsys, ".")[1] == [
+    assert codes(capsys, "--extend-select", "TFP106", ".")[1] == [
         ("./scripts/t.py", "TFP202"), ("./train.py", "TFP101"), ("./train.py", "TFP106"), ("./train.py", "TFP202"),
     ]
-    assert codes(capsys, "--extend-per-file-ignores", "train.py:TFP1", ".")[1] == [
+    assert codes(capsys, "--extend-select", "TFP106", "--extend-per-file-ignores", "train.py:TFP1", ".")[1] == [
         ("./scripts/t.py", "TFP202"), ("./train.py", "TFP202"),
     ]
 

@@ -30,6 +30,8 @@ CODE = textwrap.dedent(
 def test_neovim_session(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(CODE)
+    # TFP106 is opt-in: the project selects it, as the example of a safe rename fix
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     out = tmp_path / "out.json"
     env = {
         **os.environ,

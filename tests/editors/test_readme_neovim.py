@@ -53,7 +53,8 @@ def test_readme_snippet_starts_tfperf(tmp_path, marker, minimum):
     version = min(usable)  # the oldest that the snippet claims to support
     project = tmp_path / "proj"
     (project / "pkg").mkdir(parents=True)
-    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    # the project's own settings reach the server (TFP106 is opt-in)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.tfperf]\nextend-select = ['TFP106']\n")
     (project / "pkg" / "train.py").write_text(CODE)
     (tmp_path / "init.lua").write_text(snippet(marker))
     out = tmp_path / "out.json"

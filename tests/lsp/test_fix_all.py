@@ -31,6 +31,8 @@ async def _actions(client, uri, only):
 
 
 async def test_fix_all_on_save_applies_safe_fixes_only(client):
+    # TFP106 is opt-in: the project selects it, as the example of a safe fix
+    (client.workspace_root / "pyproject.toml").write_text('[tool.tfperf]\nextend-select = ["TFP106"]\n')
     uri = open_document(client, "train.py", CODE)
     await diagnostics(client, uri, version=1)
     advertised = client.init_result.capabilities.code_action_provider.code_action_kinds

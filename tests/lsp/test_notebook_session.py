@@ -21,7 +21,9 @@ LOOP = "x = tf.ones([4])\nfor step in range(3):\n    train_step(x, step)\n!echo 
 )
 async def client(lsp_client: LanguageClient, tmp_path):
     record_versions(lsp_client)
-    lsp_client.set_configuration({"tfperf": {"inlayHints": True}})
+    # TFP106 (opt-in) is the example of a fixable finding in a cell: the editor's settings
+    # select it (answered to workspace/configuration, before the first analysis)
+    lsp_client.set_configuration({"tfperf": {"inlayHints": True, "extendSelect": ["TFP106"]}})
     capabilities = client_capabilities("visual-studio-code")
     # VS Code 1.65's snapshot predates LSP 3.17; today's VS Code announces notebook sync.
     capabilities.notebook_document = types.NotebookDocumentClientCapabilities(

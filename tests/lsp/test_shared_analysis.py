@@ -15,6 +15,7 @@ class State:
         self.inflight = {}
         self.calls = 0
         self.release = threading.Event()
+        self.settings_pulled = None  # the client was not asked for settings: nothing to wait for
 
     def cached(self, uri, version):
         return None

@@ -74,6 +74,9 @@ class ServerState:
         # The worker's stderr is mostly TensorFlow's start-up chatter: debug level.
         self.bench = BenchService(log_line=lambda line: log.debug("benchmark worker: %s", line))
         self.problems: dict[tuple[str, str], str] = {}  # (uri, finding id) -> why a benchmark failed
+        # Set once the client's settings asked for on `initialized` have arrived (None: not asked).
+        # Neovim and Helix pass `settings` only that way: the first analyses wait for them.
+        self.settings_pulled: asyncio.Event | None = None
 
     # ------------------------------------------------------------------ settings
     def set_roots(self, roots: list[str]) -> None:

@@ -220,10 +220,12 @@ async function run() {
     if (current.length > 0) {
         const code = codeOf(current[0]);
         const startsBefore = serverStarts();
-        await vscode.workspace.getConfiguration('tfperf').update('rules', { [code]: 'off' }, vscode.ConfigurationTarget.Global);
+        // the user's own rules (the run's settings turn TFP106 on) stay as they were around it
+        const userRules = vscode.workspace.getConfiguration('tfperf').inspect('rules').globalValue;
+        await vscode.workspace.getConfiguration('tfperf').update('rules', { ...(userRules || {}), [code]: 'off' }, vscode.ConfigurationTarget.Global);
         const off = await waitFor(() => !tfperfDiagnostics(uri).some((d) => codeOf(d) === code), 30000);
         check(`tfperf.rules {"${code}": "off"} removes its diagnostics`, off, { remaining: tfperfDiagnostics(uri).map(codeOf) });
-        await vscode.workspace.getConfiguration('tfperf').update('rules', undefined, vscode.ConfigurationTarget.Global);
+        await vscode.workspace.getConfiguration('tfperf').update('rules', userRules, vscode.ConfigurationTarget.Global);
         const back = await waitFor(() => tfperfDiagnostics(uri).some((d) => codeOf(d) === code), 30000);
         check('removing the setting brings them back', back);
         check('settings applied without restarting the server', startsBefore > 0 && serverStarts() === startsBefore, { startsBefore, startsAfter: serverStarts() });

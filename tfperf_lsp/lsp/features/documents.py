@@ -33,8 +33,10 @@ def open_document(server, uri: str):
 
 
 async def current_result(server, uri: str) -> DocumentResult | None:
+    from tfperf_lsp.lsp.features.lifecycle import settings_ready
     from tfperf_lsp.lsp.notebooks import cell_result, notebook_of
 
+    await settings_ready(server)
     notebook = notebook_of(server, uri)
     if notebook is not None:  # a cell: the notebook's code cells are one module
         return await cell_result(server, notebook, uri)

@@ -1,6 +1,7 @@
 """initialize / initialized / configuration changes / shutdown."""
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from lsprotocol import types
@@ -26,11 +27,23 @@ def register(server) -> None:
         state.update_options(params.initialization_options if isinstance(params.initialization_options, dict) else {})
         capabilities = params.capabilities.text_document
         state.pull_diagnostics = bool(capabilities and capabilities.diagnostic)
+        workspace = params.capabilities.workspace
+        state.settings_pulled = asyncio.Event() if workspace and workspace.configuration else None
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls, params):
         log.info("tfperf %s ready (%s diagnostics)", ls.version, "pull" if state.pull_diagnostics else "push")
-        await pull_configuration(ls)
+        pulled = state.settings_pulled
+        try:
+            await pull_configuration(ls)
+        finally:
+            late = pulled is not None and pulled.is_set()  # the first analyses stopped waiting for it
+            if pulled is not None:
+                pulled.set()
+        if late:
+            from tfperf_lsp.lsp.features.diagnostics import refresh_all
+
+            await refresh_all(ls)
         from tfperf_lsp.lsp.features.benchmark import notify_status
 
         notify_status(ls, "ready")
@@ -44,6 +57,19 @@ def register(server) -> None:
         from tfperf_lsp.lsp.features.diagnostics import refresh_all
 
         await refresh_all(ls)
+
+
+async def settings_ready(ls, wait_seconds: float = 2.0) -> None:
+    """Before the first analyses: wait (a little) for the settings asked for on `initialized`,
+    so that a file opened with the editor is not analysed with the defaults (a `select` set in
+    Neovim's `settings` would otherwise show only after the first edit)."""
+    pulled = ls.state.settings_pulled
+    if pulled is not None and not pulled.is_set():
+        try:
+            await asyncio.wait_for(pulled.wait(), wait_seconds)
+        except asyncio.TimeoutError:
+            pulled.set()  # a client that never answers: wait once, not before every analysis
+            log.debug("no answer to workspace/configuration within %.1f s: analysing with the settings so far", wait_seconds)
 
 
 async def pull_configuration(ls) -> None:

@@ -19,10 +19,11 @@ class DeprecatedRelaxShapes(Rule):
     name = "deprecated-relax-shapes"
     category = "retrace"
     severity = Severity.WARNING
-    summary = "`experimental_relax_shapes=` is deprecated: use `reduce_retracing=`"
+    summary = "opt-in: `experimental_relax_shapes=` is deprecated: use `reduce_retracing=`"
     doc_url = "https://www.tensorflow.org/api_docs/python/tf/function"
     fixable = True
     measurable = False  # a rename: same behaviour, nothing to time
+    opt_in = True  # not slower, still accepted: only with `select`/`extend-select` naming it
     docs = """
     ## What it does
     Finds `tf.function(..., experimental_relax_shapes=...)`, the deprecated name of
@@ -34,7 +35,11 @@ class DeprecatedRelaxShapes(Rule):
     does: trace a more general graph (unknown dimensions) instead of one per shape.
 
     ## When it stays silent
-    On `reduce_retracing=`. The XLA twin `experimental_compile=` is rule TFP505's business.
+    Unless selected (`select`/`extend-select` naming `TFP106`, `deprecated-relax-shapes`, `TFP1`
+    or `retrace`; `tfperf check --extend-select TFP106`): the old name costs nothing today, and
+    on real code every finding of it was judged not worth a reader's attention (19 of 19), so
+    it is a clean-up to run on purpose, not a default. Silent on `reduce_retracing=`. The XLA twin
+    `experimental_compile=` is rule TFP505's business.
 
     ## Fix
     Rename the keyword to `reduce_retracing=`. Always safe: same behaviour.
