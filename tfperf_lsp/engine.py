@@ -166,6 +166,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # that code calls: the author shows the failure on purpose (the TensorFlow guide does).
     if ctx.hot.in_error_demonstration(line):
         return True
+    # Code shown, never run (``print(tf.autograph.to_code(f.python_function))``, f called nowhere).
+    if ctx.hot.in_code_only_shown(line):
+        return True
     if finding.category not in _PERFORMANCE:
         return False  # correctness traps matter in all other code, run once or not
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:

@@ -170,6 +170,25 @@ class HotCode:
     def in_error_demonstration(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.error_demonstration_lines)
 
+    @cached_property
+    def shown_not_run_lines(self) -> list[tuple[int, int]]:
+        """0-based, inclusive line ranges of defs whose code is shown, never run: every use of
+        the name is inside ``tf.autograph.to_code(f.python_function)`` (``to_graph``,
+        ``inspect.getsource``), the AutoGraph lessons' way to print what a function becomes."""
+        facts = self.facts
+        shows = [call for qualname in _SHOW_SOURCE for call in facts.calls_by_qualname.get(qualname, [])]
+        if not shows:
+            return []
+        ranges = []
+        for fn in facts.functions:
+            uses = [use for use in facts.names.get(fn.name, []) if isinstance(use.ctx, ast.Load)]
+            if uses and all(any(ancestor in shows for ancestor in facts.ancestors(use)) for use in uses):
+                ranges.append(_lines_of(fn))
+        return ranges
+
+    def in_code_only_shown(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.shown_not_run_lines)
+
     # ------------------------------------------------------------------ run-once code
     @cached_property
     def tf1_graph_mode(self) -> bool:
@@ -419,10 +438,14 @@ class HotCode:
     def _iterable_count(self, iterable: ast.expr) -> int | None:
         iterable = _enumerated(iterable) or iterable  # as many items as what it numbers
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
-            value = getattr(self.facts.reaching_assignment(iterable), "value", None)
+            assignment = self.facts.reaching_assignment(iterable)
+            value = getattr(assignment, "value", None)
+            if isinstance(value, (ast.List, ast.Tuple, ast.Set)) and _binds_only(assignment, iterable.id) \
+                    and not self._grown(iterable.id):
+                iterable = value  # ``EXAMPLES = ['3 May 1979', ...]``, never appended to
             iterable = value if isinstance(value, (ast.Call, ast.Subscript)) and _counted(value) else iterable
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
-            return len(iterable.elts)
+            return None if any(isinstance(e, ast.Starred) for e in iterable.elts) else len(iterable.elts)
         if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
             # ``rows[:10]``: at most that many
             window = iterable.slice
@@ -443,8 +466,18 @@ class HotCode:
             return len(range(*bounds))
         return None
 
+    def _grown(self, name: str) -> bool:
+        """``name`` is added to somewhere (``name.append(x)``, ``name += [...]``, ``name[i] = x``)."""
+        for use in self.facts.names.get(name, []):
+            parent = self.facts.parent(use)
+            if isinstance(parent, ast.Attribute) and parent.attr in _GROWERS or isinstance(parent, ast.AugAssign) \
+                    or isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+                return True
+        return False
+
     def _int_constant(self, expr: ast.expr, depth: int = 1) -> int | None:
-        """An int literal, or a module-level name bound once to one (``EPOCHS = 5``), or a
+        """An int literal, or a module-level name bound once to one (``EPOCHS = 5``; in module
+        code, bound to one by the last assignment above the use), or a
         parameter of a top-level def that every call of it in this file passes such a number
         (``forecast(values, model, into_future=INTO_FUTURE)``): the largest."""
         value: ast.AST | None = expr
@@ -452,10 +485,16 @@ class HotCode:
             passed = self._passed_constant(expr, depth) if depth > 0 else None
             if passed is not None:
                 return passed
-            assignments = self.facts.module_assignments.get(expr.id, [])
-            if len(assignments) != 1:
-                return None
-            value = getattr(assignments[0], "value", None)
+            if self.facts.enclosing_function(expr) is None:
+                # module code runs in order: the last assignment above it (a notebook or a guide
+                # sets ``epochs = 2`` in one section and ``epochs = 1`` in the next)
+                assignment = self.facts.reaching_assignment(expr)
+                value = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
+            else:
+                assignments = self.facts.module_assignments.get(expr.id, [])
+                if len(assignments) != 1:
+                    return None
+                value = getattr(assignments[0], "value", None)
         if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
             return value.value
         return None
@@ -603,6 +642,18 @@ def _expects_an_error(expr: ast.expr) -> bool:
     return name.endswith(("raises", "Raises")) and bool(expr.args)
 
 
+# Calls that print a function's code rather than run it.
+_SHOW_SOURCE = ("tensorflow.autograph.to_code", "tensorflow.autograph.to_graph", "inspect.getsource")
+def _binds_only(assignment: ast.AST | None, name: str) -> bool:
+    """``name = value`` itself, not ``name, other = a, b`` (the tuple is not what ``name`` holds)."""
+    targets = assignment.targets if isinstance(assignment, ast.Assign) else \
+        [assignment.target] if isinstance(assignment, ast.AnnAssign) else []
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == name
+
+
+_GROWERS = frozenset({"append", "extend", "insert", "add", "update", "__setitem__"})
+
+
 def _counted(value: ast.expr) -> bool:
     """An expression whose length ``_iterable_count`` can read: ``ds.take(5)``, ``random.sample(x, 10)``,
     ``rows[:10]``."""
@@ -648,14 +699,18 @@ def _lines_of(node: ast.stmt) -> tuple[int, int]:
 
 def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
     """``for idx, x in enumerate(gen): ... if idx == 29: break`` (or ``>= 29``, ``> 29``) at the
-    loop body's top level: at most 30 iterations, whatever ``gen`` holds."""
+    loop body's top level: at most 30 iterations, whatever ``gen`` holds. Likewise ``if idx > 10:
+    continue`` as the body's first statement: the rest of the body runs at most 12 times (a demo
+    that prints a few translations of a whole dataset); the guard itself only compares."""
     target = loop.target
     if not (_enumerated(loop.iter) is not None and isinstance(target, ast.Tuple) and target.elts
             and isinstance(target.elts[0], ast.Name)):
         return None
     index = target.elts[0].id
-    for stmt in loop.body:
-        if not (isinstance(stmt, ast.If) and not stmt.orelse and any(isinstance(s, ast.Break) for s in stmt.body)):
+    for position, stmt in enumerate(loop.body):
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and (
+                any(isinstance(s, ast.Break) for s in stmt.body)
+                or position == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue))):
             continue
         test = stmt.test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)

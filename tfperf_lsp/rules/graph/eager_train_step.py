@@ -6,6 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias
@@ -46,7 +47,9 @@ class EagerTrainStep(Rule):
     (`with tf.GradientTape() as g, tf.GradientTape() as d:`), or a tape opened inside another
     tape's block (a gradient penalty), gets one finding. When the code
     visibly runs the step at most 100 times (module-level loops with literal counts:
-    `for step in range(50)`): a trace costs more than a demo loop saves. The fix is withheld
+    `for step in range(50)`): a trace costs more than a demo loop saves. When the step calls a
+    model that is or wraps a pretrained network (`from_pretrained`, TF Hub, `keras.applications`):
+    fine-tuning it, its compute sets the pace, not the dispatch of ops. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
     of a local helper that does; the message then says what to make graph-safe first (for a
@@ -112,6 +115,8 @@ class EagerTrainStep(Rule):
                 continue  # library code: its callers (a trainer, an agent base class) may trace it
             if ctx.hot.runs_few_times(facts.calls_by_def.get(fn, [])):
                 continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
+            if calls_pretrained_model(facts, fn):
+                continue  # fine-tuning a pretrained network: its compute, not op dispatch, sets the pace
             blockers = graph_blockers(facts, fn)
             message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
             if blockers:
@@ -153,6 +158,8 @@ class EagerTrainStep(Rule):
                 continue  # a debugging branch; or library code its callers may trace (tf_agents' _train)
             if ctx.hot.runs_few_times([with_stmt]):
                 continue  # a demo loop of a few dozen steps
+            if calls_pretrained_model(facts, with_stmt):
+                continue  # fine-tuning a pretrained network (``TFDistilBert...from_pretrained``)
             reported.add(with_stmt)
             blockers = graph_blockers(facts, with_stmt)
             yield self.finding(
