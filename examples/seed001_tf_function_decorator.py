@@ -23,10 +23,11 @@ Catalog ids it should trigger (see the `# expect:` comments)
       quicker_computation = tf.function(some_costly_computation)).
   C2  print() inside quick_computation.
   V2  function_with_for's `for row in x: summ = summ + tf.reduce_mean(row)`.
-  C1  power() reading the global `y` that is re-assigned later.
   Traps (`# expect-none:`): the matmul chain has a loop-carried dependency (aux depends on the
   previous aux) so it is not V1; `for row in x` iterates over a Tensor, which AutoGraph turns into
-  a tf.while_loop (not R8); tf.print is not C2; the tf.Variable version of power is not C1.
+  a tf.while_loop (not R8); tf.print is not C2; power() reading the global `y` that is re-assigned
+  later is C1, but the article defines power again with `y` as an argument right below (a
+  before-and-after lesson: silent), and that tf.Variable version is not C1.
 
 Size reductions: none needed (100x100 matrices, timeit repeat=5 number=10, as in the article).
   Note: vectorized_function reduces over axis=0 (column means) while the loop sums row means;
@@ -143,7 +144,7 @@ y = 2
 
 @tf.function
 def power(x):
-    # expect: C1
+    # expect-none: C1 - the trap shown on purpose: `power` is defined again below with `y` as an argument (a before-and-after lesson)
     return tf.pow(x,y)
 
 print(power(x))

@@ -79,6 +79,7 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
     # suppressions before the cold filter: a used suppression stays used
     kept = set(map(id, suppressions.apply(list(output.findings), comments)))
     findings = [f for f, cold in zip(output.findings, output.cold) if id(f) in kept and not cold]
+    findings = _fixed_further_down(ctx, findings)
     if comments and settings.is_enabled(suppressions.UNUSED_CODE):
         # after every other rule ran: a suppression is unused only if nothing it names was found
         enabled = set(settings.enabled_codes())
@@ -178,6 +179,19 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")
+
+
+def _fixed_further_down(ctx: RuleContext, findings: list[Finding]) -> list[Finding]:
+    """Without the findings in a def or class that the module defines again below when the last
+    definition has no finding of the same rule: a notebook's before-and-after lesson
+    (``add_noise`` with ``np.random``, then the same name with ``tf.random``). A variant that
+    keeps the problem (a training function redefined for another loss) stays reported."""
+    def superseded(finding: Finding) -> bool:
+        later = ctx.hot.superseding_definition(finding.span.start.line)
+        return later is not None and not any(
+            f.code == finding.code and later[0] <= f.span.start.line <= later[1] for f in findings)
+
+    return [f for f in findings if not superseded(f)]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -189,6 +189,36 @@ class HotCode:
     def in_code_only_shown(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.shown_not_run_lines)
 
+    @cached_property
+    def superseded_lines(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """Top-level defs and classes that the module defines again further down (a notebook shows
+        a version, then the fixed one: ``add_noise`` with ``np.random``, then with ``tf.random``),
+        each as (its 0-based inclusive line range, the range of the last definition). Only where
+        the last definition reads none of the module's objects that the earlier did not."""
+        last: dict[str, ast.stmt] = {}
+        for stmt in self.facts.tree.body:
+            if isinstance(stmt, (*FunctionNode, ast.ClassDef)):
+                last[stmt.name] = stmt
+        return [(_lines_of(stmt), _lines_of(last[stmt.name])) for stmt in self.facts.tree.body
+                if isinstance(stmt, (*FunctionNode, ast.ClassDef)) and last[stmt.name] is not stmt
+                and self._module_objects_read(last[stmt.name]) <= self._module_objects_read(stmt)]
+
+    def _module_objects_read(self, definition: ast.stmt) -> set[str]:
+        """The module's own objects (not imports) a def or class reads: a later definition that
+        reads one the earlier did not (``transformer`` instead of ``seq2seq_rnn``) is another
+        variant, not the fixed version of the same code."""
+        facts = self.facts
+        module_objects = set(facts.module_assignments) | {
+            s.name for s in facts.tree.body if isinstance(s, (*FunctionNode, ast.ClassDef))}
+        return {n.id for n in ast.walk(definition)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in module_objects
+                and n.id not in facts.imports.bindings}
+
+    def superseding_definition(self, line: int) -> tuple[int, int] | None:
+        """The lines of the last definition of the def or class ``line`` is in, if the module
+        defines it again further down; None otherwise."""
+        return next((later for (start, end), later in self.superseded_lines if start <= line <= end), None)
+
     # ------------------------------------------------------------------ run-once code
     @cached_property
     def tf1_graph_mode(self) -> bool:

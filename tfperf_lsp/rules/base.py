@@ -63,7 +63,10 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
     text = ("Like every rule, it stays silent in test code (test modules, `TestCase` classes, "
             "`test_*` functions; `lint-tests = true` in `[tool.tfperf]` turns them back on), in code "
             "shown failing on purpose (under `with assert_raises(ValueError):` or `pytest.raises`, the "
-            "defs called only there, defs named for their bug such as `buggy_add`)")
+            "defs called only there, defs named for their bug such as `buggy_add`), in code only shown "
+            "(`print(tf.autograph.to_code(f.python_function))` with `f` called nowhere), and in a def "
+            "or class the module defines again further down without the problem (a notebook's "
+            "before-and-after lesson)")
     if category in EAGER_ADVICE_CATEGORIES:
         text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "
                  "`compute_output_shape` / `get_config`)")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -498,3 +499,20 @@ def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
                 return True
         child = ancestor
     return False
+
+
+_COMMENTED_OUT_TF_FUNCTION = re.compile(r"^\s*#\s*@\s*(?:tf\.)?function\b")
+
+
+def tf_function_commented_out(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A ``# @tf.function`` comment in the comment lines right above the def or its decorators:
+    the author tried it and turned it off (``# @tf.function  # not working, issue 27086``), so
+    "decorate it" is advice they already rejected."""
+    line = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 2  # 0-based, the line above
+    lines = ctx.source.lines
+    while line >= 0 and lines[line].lstrip().startswith("#"):
+        if _COMMENTED_OUT_TF_FUNCTION.match(lines[line]):
+            return True
+        line -= 1
+    return False
+

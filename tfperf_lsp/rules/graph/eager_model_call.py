@@ -5,7 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import TF_FUNCTION, ModuleFacts, siblings, walk_same_scope
+from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
@@ -45,7 +45,8 @@ class EagerModelCall(Rule):
     the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings),
     in a file that builds TensorFlow Probability layers (its models return distributions, which a
     `tf.function` cannot return), under a `GradientTape` in the loop, or in a loop whose epoch loop also runs an eager training
-    step (an evaluation pass over the test set beside it: TFP301 reports the step), and for
+    step (an evaluation pass over the test set beside it: TFP301 reports the step; likewise in a
+    helper that only such loops call, `perform_validation()` after the epoch's steps), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
@@ -116,6 +117,8 @@ class EagerModelCall(Rule):
                 # pass beside it): TFP301's hint, not this extra forward pass
             if len(loops) == 1 and _after_eager_training(facts, loops[0]):
                 continue  # one evaluation pass after an eager training loop: TFP301 names the step
+            if _evaluates_beside_eager_training(facts, call):
+                continue  # a validation helper the epoch loop calls beside the eager step (TFP301's)
             if _checks_a_converted_model(loops[0]):
                 continue  # comparing with a TensorFlow Lite interpreter: a check, run once
             if any(assigned_in(loop, func.id) for loop in loops) or one_call_per_model(facts, loops, func.id):
@@ -164,17 +167,35 @@ _OPTIMIZER_STEPS = frozenset({"apply_gradients", "minimize"})
 def _trains_eagerly(facts: ModuleFacts, loop: ast.AST) -> bool:
     """The loop runs an optimizer step eagerly: ``optimizer.apply_gradients`` in its body, or a
     local def it calls opens a ``GradientTape`` (``loss, grads = grad(model, x, y)``: the
-    TensorFlow guide's custom training walkthrough)."""
-    for node in walk_same_scope(loop):
+    TensorFlow guide's custom training walkthrough), or calls one that does (an epoch loop that
+    calls ``train_data_for_one_epoch()``, whose batch loop calls the step)."""
+    return _runs_a_step(facts, loop, depth=2)
+
+
+def _runs_a_step(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
+    for node in walk_same_scope(code):
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in _OPTIMIZER_STEPS:
             return True
+        if code is not node and isinstance(code, FunctionNode) and facts.qualname(node.func) == _TAPE:
+            return True
         target = facts.resolve_def(node.func, node)
-        if target is not None and facts.tf_function_for_def(target) is None and any(
-                isinstance(inner, ast.Call) and facts.qualname(inner.func) == _TAPE for inner in walk_same_scope(target)):
+        if target is not None and target is not code and depth > 0 and facts.tf_function_for_def(target) is None \
+                and _runs_a_step(facts, target, depth - 1):
             return True
     return False
+
+
+def _evaluates_beside_eager_training(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``call`` is in a top-level def run only from loops that also train eagerly (an epoch loop
+    that calls ``perform_validation()`` after the epoch's steps): an evaluation pass beside the
+    step, which TFP301 reports."""
+    fn = facts.enclosing_function(call)
+    if fn is None or facts.enclosing_function(fn) is not None:
+        return False
+    sites = facts.calls_by_def.get(fn, [])
+    return bool(sites) and all(any(_trains_eagerly(facts, loop) for loop in facts.enclosing_loops(site)) for site in sites)
 
 
 def _after_eager_training(facts: ModuleFacts, loop: ast.AST) -> bool:

@@ -9,7 +9,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias
+from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
 from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
@@ -49,7 +49,8 @@ class EagerTrainStep(Rule):
     visibly runs the step at most 100 times (module-level loops with literal counts:
     `for step in range(50)`): a trace costs more than a demo loop saves. When the step calls a
     model that is or wraps a pretrained network (`from_pretrained`, TF Hub, `keras.applications`):
-    fine-tuning it, its compute sets the pace, not the dispatch of ops. The fix is withheld
+    fine-tuning it, its compute sets the pace, not the dispatch of ops. When a `# @tf.function`
+    comment sits right above the def: the author turned it off on purpose. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
     of a local helper that does; the message then says what to make graph-safe first (for a
@@ -117,6 +118,8 @@ class EagerTrainStep(Rule):
                 continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
             if calls_pretrained_model(facts, fn):
                 continue  # fine-tuning a pretrained network: its compute, not op dispatch, sets the pace
+            if tf_function_commented_out(ctx, fn):
+                continue  # ``# @tf.function  # not working``: the author turned it off on purpose
             blockers = graph_blockers(facts, fn)
             message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
             if blockers:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from functools import partial
 from typing import Iterator
 
@@ -62,7 +63,8 @@ class LegacyKerasImport(Rule):
     In code written for TensorFlow 1 (it calls `tf.contrib`, `tf.logging`, `tf.Session`... that
     TensorFlow 2 removed): there this path was `tf.keras` itself, and the file cannot run on
     TensorFlow 2 for other reasons. When the file imports only helpers from it (`preprocessing`,
-    `utils`, `backend`): no model is built from its classes. For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
+    `utils`, `backend`): no model is built from its classes; likewise when the names it imports
+    are never used in the file (a leftover import builds nothing). For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
     and for other `tensorflow.python` internals. For a version-gated fallback: an import in a
     branch of an `if` on a version (`if tf.__version__ < ...`) or in the `except ImportError`
     fallback of a `try`, where it runs only on the old TensorFlow it is right for.
@@ -119,9 +121,10 @@ class LegacyKerasImport(Rule):
         target = target_keras(facts, ctx.settings)
         legacy_imports = [(node, legacy) for node in _imports(facts)
                           if (legacy := _legacy_module(node)) is not None and not version_gated(facts, node)]
-        hierarchy = [(node, legacy) for node, legacy in legacy_imports if not _helpers_only(node, legacy)]
+        hierarchy = [(node, legacy) for node, legacy in legacy_imports
+                     if not _helpers_only(node, legacy) and _binds_a_used_name(facts, node)]
         if not hierarchy:
-            return  # text preprocessing, utils, backend helpers: no model is built from the old classes
+            return  # helpers only (text preprocessing, utils, backend), or names the file never uses
         # One finding per file, on the first import of its classes: moving off the private copy
         # is one decision, and files import it line after line (8 or 9 in a row is common).
         node, legacy = hierarchy[0]
@@ -166,6 +169,23 @@ def _builds_on_internals(facts: ModuleFacts) -> bool:
                 continue
             if any(name not in _SCRIPT_INTERNALS for name in names):
                 return True
+    return False
+
+
+def _binds_a_used_name(facts: ModuleFacts, node: Import) -> bool:
+    """The import binds a name the file reads (``from tensorflow.python import keras`` left over
+    in a data loader that never uses it imports fine and builds nothing). A ``*`` import, and
+    any import of a package's ``__init__.py`` or of a module with ``__all__`` (re-exports for
+    other files), count as used."""
+    path = facts.source.path or ""
+    if os.path.basename(path) == "__init__.py" or "__all__" in facts.module_assignments:
+        return True
+    for alias in node.names:
+        if alias.name == "*":
+            return True
+        bound = alias.asname or alias.name.split(".")[0]
+        if any(isinstance(use.ctx, ast.Load) for use in facts.names.get(bound, [])):
+            return True
     return False
 
 

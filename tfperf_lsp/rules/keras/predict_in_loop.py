@@ -394,7 +394,7 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
     read = {n.id for n in ast.walk(x) if isinstance(n, ast.Name)}
     at = (x.lineno, x.col_offset)  # type: ignore[attr-defined]
     later = {name for node in body if isinstance(node, ast.Assign) and (node.lineno, node.col_offset) > at
-             for target in node.targets for name in target_names(target)}
+             for target in node.targets for name in _stored_names(target)}
     seen: set[str] = set()
     while read - seen:
         name = (read - seen).pop()
@@ -407,6 +407,14 @@ def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST
                 return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
             read |= reads
     return False
+
+
+def _stored_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds, and the array an item store writes into
+    (``decoded[0, i] = token``: the decoder's next input holds what this iteration sampled)."""
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        return [target.value.id]
+    return list(target_names(target))
 
 
 _TRAINING_CALLS = frozenset({"train_on_batch", "fit", "apply_gradients", "minimize"})
