@@ -45,7 +45,8 @@ class JitCandidate(Rule):
     When `jit_compile` (or `experimental_compile`, rule TFP505) is already set to anything,
     `False` included; on methods of Keras classes, through classes of the file too, and on a
     `train_step` that calls `self(x, training=True)` in a class whose base the file does not
-    define (a notebook cell that does not parse) (Keras 3 `compile()` chooses XLA itself); when
+    define (a notebook cell that does not parse) or imports from the project's own modules
+    (`class UNetTrain(UNet)`) (Keras 3 `compile()` chooses XLA itself); when
     the file sets up a TPU (`TPUStrategy`, `TPUClusterResolver`: XLA compiles every step there
     already); when the function or a helper it calls uses something XLA cannot compile: `tf.numpy_function`,
     `tf.py_function`, `tf.print`, string ops (`tf.strings`, `tf.as_string`), `tf.io`, `tf.data`,
@@ -278,18 +279,23 @@ def _in_keras_class(facts: ModuleFacts, fn: TFFunction, keras_class_names: set[s
 
 
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+# Libraries whose classes the file's own Keras check reads (keras_classes): a base imported from
+# anywhere else is the project's own class.
+_LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras", "numpy", "torch", "jax", "sklearn")
 _KERAS_MODEL_ATTRIBUTES = frozenset({"trainable_variables", "compiled_loss", "compute_loss"})
 
 
 def _overrides_keras_step(facts: ModuleFacts, fn: TFFunction) -> bool:
     """``def train_step(self, data)`` that calls ``self(x, training=True)`` or reads
-    ``self.trainable_variables``, in a class whose base this file does not define or import: a Keras Model's step, most likely (a notebook's model
-    class may sit in a cell that does not parse, as in a lab with blanks to fill)."""
+    ``self.trainable_variables``, in a class whose base this file does not define, and does not
+    import from a library (a project's ``from .model import UNet``, or nothing: a notebook's model
+    class may sit in a cell that does not parse, as in a lab with blanks to fill): a Keras
+    Model's step, most likely, run by ``fit``."""
     node, cls = fn.node, fn.owner_class
     if node is None or cls is None or node.name not in _KERAS_STEPS:
         return False
-    unknown_base = any(isinstance(b, ast.Name) and facts.qualname(b) is None and b.id not in facts.module_defs
-                       for b in cls.bases)
+    unknown_base = any(isinstance(b, ast.Name) and b.id not in facts.module_defs
+                       and not (facts.qualname(b) or "").startswith(_LIBRARY_ROOTS) for b in cls.bases)
     return unknown_base and any(_keras_model_use(n) for n in ast.walk(node))
 
 
