@@ -89,6 +89,8 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
 
 
 def _run_rules(ctx: RuleContext, rules: list[Rule]) -> RuleOutput:
+    """Every enabled rule over the module, with what the cold-code filter will drop and the
+    versions of the other files they read (for blank_line_edit to re-use them)."""
     settings = ctx.settings
     findings: list[Finding] = []
     errors: list[tuple[str, str]] = []

@@ -674,6 +674,8 @@ def _expects_an_error(expr: ast.expr) -> bool:
 
 # Calls that print a function's code rather than run it.
 _SHOW_SOURCE = ("tensorflow.autograph.to_code", "tensorflow.autograph.to_graph", "inspect.getsource")
+
+
 def _binds_only(assignment: ast.AST | None, name: str) -> bool:
     """``name = value`` itself, not ``name, other = a, b`` (the tuple is not what ``name`` holds)."""
     targets = assignment.targets if isinstance(assignment, ast.Assign) else \

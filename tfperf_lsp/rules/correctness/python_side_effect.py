@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import collections
 import re
 from functools import partial
 from typing import Callable, Iterator
@@ -263,7 +264,8 @@ _CONTAINERS = frozenset({"list", "dict", "set", "deque", "defaultdict", "Ordered
 
 def _not_a_python_container(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
     """``receiver.append(...)`` visibly is not a Python list's: its result is used (a list's
-    ``append`` returns None), or the receiver holds what another constructor built
+    ``append`` returns None), the def reads attributes of the receiver that no list has, or the
+    receiver holds what another constructor built
     (``store = utils.UnrollStore(...)``, a tf.Module whose ``append`` is a tf.function that
     updates variables on every call)."""
     if not isinstance(facts.parent(call), ast.Expr):
@@ -282,7 +284,7 @@ def _not_a_python_container(facts: ModuleFacts, call: ast.Call, receiver: ast.ex
 
 # What a list, dict, set or deque has: any other attribute read from the receiver (a replay
 # buffer's ``.num_inserted``, ``.sample(...)``) shows it is none of them.
-_CONTAINER_ATTRIBUTES = frozenset(a for kind in (list, dict, set, __import__("collections").deque) for a in dir(kind))
+_CONTAINER_ATTRIBUTES = frozenset(a for kind in (list, dict, set, collections.deque) for a in dir(kind))
 
 
 def _has_attributes_no_container_has(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
