@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 
+from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.reparse import common_ends
 from tfperf_lsp.config import Settings
 from tfperf_lsp.model import Finding, Fix, Pos, Span
@@ -130,19 +131,15 @@ def _fix_found_again(ctx, code: str, span: Span, message: str) -> Fix | None:
     raise LookupError(f"{code} is not found again at {span}")
 
 
-def _start(stmt: ast.stmt) -> int:
-    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-
-
 def _between_statements(block: list[ast.stmt], before: int, after: int, lines: list[str]) -> bool:
     """Whether the gap between old lines ``before`` and ``after`` lies between two statements of
     ``block`` (or of a block nested in one of them), where the tokenizer is at rest."""
     for stmt in block:
         if (stmt.end_lineno or stmt.lineno) <= before:
             continue
-        if _start(stmt) >= after:
+        if first_line(stmt) >= after:
             return True  # right above this statement, below the one before it
-        return _start(stmt) <= before and (stmt.end_lineno or stmt.lineno) >= after and _inside(stmt, before, after, lines)
+        return first_line(stmt) <= before and (stmt.end_lineno or stmt.lineno) >= after and _inside(stmt, before, after, lines)
     return True  # below the block's last statement
 
 
@@ -150,7 +147,7 @@ def _inside(stmt: ast.stmt, before: int, after: int, lines: list[str]) -> bool:
     """The gap lies within compound statement ``stmt``: between statements of one of its blocks,
     or between a block's header (``for x in y:``, ``else:``) and its first statement."""
     for block, header in _blocks(stmt, lines):
-        first, last = _start(block[0]), block[-1].end_lineno or block[-1].lineno
+        first, last = first_line(block[0]), block[-1].end_lineno or block[-1].lineno
         if first <= before and last >= after:
             return _between_statements(block, before, after, lines)
         if first >= after:
@@ -169,7 +166,7 @@ def _blocks(stmt: ast.stmt, lines: list[str]) -> Iterator[tuple[list[ast.stmt], 
         for name in ("orelse", "finalbody"):
             block = getattr(stmt, name, None)
             if block:
-                header = _start(block[0]) - 1
+                header = first_line(block[0]) - 1
                 while header > 0 and _blank(lines[header - 1]):
                     header -= 1
                 yield block, header if header > 0 and _ELSE_OR_FINALLY.match(lines[header - 1]) else 0

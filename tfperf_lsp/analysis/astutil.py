@@ -9,6 +9,11 @@ if TYPE_CHECKING:
     from tfperf_lsp.analysis.facts import ModuleFacts
 
 
+def first_line(stmt: ast.AST) -> int:
+    """The 1-based line a statement starts on, its decorators included."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])  # type: ignore[attr-defined]
+
+
 def keyword(call: ast.Call | None, name: str) -> ast.expr | None:
     """The value given to keyword ``name`` in ``call`` (None: not given)."""
     if call is None:

@@ -352,7 +352,7 @@ class ModuleFacts:
             defs = self._module_defs[name] = [s for s in self.tree.body if isinstance(s, FunctionNode) and s.name == name]
         if len(defs) == 1:
             return last
-        above = [d for d in defs if d.lineno < _position(at)[0]]
+        above = [d for d in defs if d.lineno < position(at)[0]]
         return above[-1] if above else last
 
     def _defs_in(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -379,7 +379,7 @@ class ModuleFacts:
             node = self.resolve_def(expr, at)
             # Whichever binds the name last before the use: a notebook assigns
             # ``tf_cube = tf.function(cube)`` and, cells later, defines ``@tf.function def tf_cube``.
-            if assignment is not None and not (node is not None and _position(assignment) < _position(node) < _position(at)):
+            if assignment is not None and not (node is not None and position(assignment) < position(node) < position(at)):
                 return next((fn for fn in self.tf_functions if fn.stmt is assignment and fn.owner_class is None), None)
         else:
             node = self.resolve_def(expr, at)
@@ -404,10 +404,10 @@ class ModuleFacts:
         candidates = local or self.module_assignments.get(name, [])
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:
-            return max(candidates, key=_position) if candidates else None
+            return max(candidates, key=position) if candidates else None
         # ``x = layer(x)``: the use on the right reads the binding before this statement
-        before = [c for c in candidates if _position(c) < _position(at) and not _holds(c, at)]
-        return max(before, key=_position) if before else None
+        before = [c for c in candidates if position(c) < position(at) and not _holds(c, at)]
+        return max(before, key=position) if before else None
 
     def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
         """``a`` and ``b`` lie in the two branches of one ``if``/``else``: one never runs after
@@ -737,10 +737,11 @@ _EAGER_CALLBACKS = frozenset({"tensorflow.py_function", "tensorflow.numpy_functi
 def _holds(statement: ast.AST, node: ast.AST) -> bool:
     """``node`` lies inside ``statement`` (by their positions)."""
     end = (getattr(statement, "end_lineno", None) or 0, getattr(statement, "end_col_offset", None) or 0)
-    return _position(statement) <= _position(node) <= end
+    return position(statement) <= position(node) <= end
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
+def position(node: ast.AST) -> tuple[int, int]:
+    """(line, column) of a node, for ordering nodes by where they start."""
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
+from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
 
 _TEST_FILE = re.compile(
@@ -725,8 +726,7 @@ def _base_name(base: ast.expr) -> str:
 
 
 def _lines_of(node: ast.stmt) -> tuple[int, int]:
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return first - 1, (node.end_lineno or node.lineno) - 1
+    return first_line(node) - 1, (node.end_lineno or node.lineno) - 1
 
 
 def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:

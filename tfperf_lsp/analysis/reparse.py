@@ -26,6 +26,8 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfperf_lsp.analysis.astutil import first_line
+
 
 @dataclass(frozen=True)
 class Parsed:
@@ -83,7 +85,7 @@ def _chunks(body: list[ast.stmt]) -> tuple[list[int], list[int]]:
     first_statement = [0]
     previous_end = 0
     for index, stmt in enumerate(body):
-        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        start = first_line(stmt)
         if index and start > previous_end:
             starts.append(start)
             first_statement.append(index)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
 from tfperf_lsp.analysis.source import SourceText
@@ -325,7 +326,7 @@ def has_python_loop_with_tf_ops(facts: ModuleFacts, fn: ast.AST) -> bool:
 
 def decorator_edit(ctx: RuleContext, fn_node: ast.FunctionDef | ast.AsyncFunctionDef, decorator: str) -> Edit:
     """Insert ``@decorator`` above a def (and above its existing decorators)."""
-    first = min([fn_node.lineno] + [d.lineno for d in fn_node.decorator_list]) - 1
+    first = first_line(fn_node) - 1
     indent = ctx.source.indent_of(fn_node.lineno - 1)
     return Edit(Span(Pos(first, 0), Pos(first, 0)), f"{indent}@{decorator}\n")
 
@@ -508,11 +509,10 @@ def tf_function_commented_out(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncF
     """A ``# @tf.function`` comment in the comment lines right above the def or its decorators:
     the author tried it and turned it off (``# @tf.function  # not working, issue 27086``), so
     "decorate it" is advice they already rejected."""
-    line = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 2  # 0-based, the line above
+    line = first_line(fn) - 2  # 0-based, the line above
     lines = ctx.source.lines
     while line >= 0 and lines[line].lstrip().startswith("#"):
         if _COMMENTED_OUT_TF_FUNCTION.match(lines[line]):
             return True
         line -= 1
     return False
-

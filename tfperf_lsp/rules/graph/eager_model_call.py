@@ -178,7 +178,7 @@ def _runs_a_step(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in _OPTIMIZER_STEPS:
             return True
-        if code is not node and isinstance(code, FunctionNode) and facts.qualname(node.func) == _TAPE:
+        if isinstance(code, FunctionNode) and facts.qualname(node.func) == _TAPE:
             return True
         target = facts.resolve_def(node.func, node)
         if target is not None and target is not code and depth > 0 and facts.tf_function_for_def(target) is None \

@@ -5,7 +5,7 @@ import ast
 import re
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
 from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -103,7 +103,7 @@ class HostSyncInLoop(Rule):
         for loop, outputs in _training_loops(facts).items():
             synced: dict[str, int] = {}  # result -> line of its first read: a second read waits for nothing
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
-            for node, sync in sorted(syncs, key=lambda pair: _position(pair[0])):
+            for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
                 loops = facts.enclosing_loops(node)
                 if not loops or loops[0] is not loop or _conditional(facts, node, loop):
                     continue
@@ -111,7 +111,7 @@ class HostSyncInLoop(Rule):
                     continue
                 if ctx.hot.runs_few_times([node]):
                     continue  # a demo loop of a few dozen steps: the waits add up to nothing worth changing
-                line = _position(node)[0]
+                line = position(node)[0]
                 if sync in synced and not _rebound_between(loop, sync, synced[sync], line):
                     continue  # ``loss.numpy()`` for a plot, then again for a log: the first one waited
                 synced[sync] = line
@@ -124,10 +124,6 @@ class HostSyncInLoop(Rule):
                     f"keep the tensors (or a metric updated inside the step) and read them every few steps",
                     label="host sync every step",
                 )
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
 def _rebound_between(loop: ast.AST, name: str, first: int, last: int) -> bool:
