@@ -246,3 +246,16 @@ def test_a_plain_file_keeps_its_line_numbers(tmp_path, monkeypatch, capsys):
     main(["check", "scale.py", "--select", "TFP201", "--format", "json"])
     [finding] = json.loads(capsys.readouterr().out)
     assert "assigned on line 10 is ignored" in finding["message"]
+
+
+@pytest.mark.parametrize("version, findings", [("1.x", 0), ("2.x", 1)])
+def test_a_colab_notebook_that_selects_tensorflow_1_gets_no_eager_advice(tmp_path, monkeypatch, capsys, version, findings):
+    # ``%tensorflow_version 1.x`` runs the cells on TensorFlow 1, in graph mode: calling a model
+    # directly there gives a symbolic tensor, so TFP801's advice would break the notebook.
+    monkeypatch.chdir(tmp_path)
+    model = ("import numpy as np\nimport tensorflow as tf\n\n"
+             "model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])\n")
+    loop = "for row in np.zeros((50, 4)):\n    model.predict(row[None, :])\n"
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("code", f"%tensorflow_version {version}\n"), ("code", model), ("code", loop)))
+    main(["check", "nb.ipynb", "--select", "TFP801", "--format", "json"])
+    assert len(json.loads(capsys.readouterr().out)) == findings

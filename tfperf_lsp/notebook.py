@@ -26,6 +26,10 @@ _HELP = re.compile(r"^\s*[\w.\[\]()]+\?{1,2}\s*$")
 _AUTOMAGIC = re.compile(r"^\s*(ls|cd|pwd|cat|cp|mv|rm|mkdir|rmdir|ll|less|more|man|clear|pip|conda|"
                         r"timeit|load_ext|matplotlib|pylab|tensorboard)\s+(?![=!<>+*%&|^@:,(\[{])\S")
 MASK = "pass  # masked IPython line"
+# Colab's `%tensorflow_version 1.x` runs the notebook on TensorFlow 1 (graph mode by default):
+# its mask says so, for analysis.hotness (advice for eager TensorFlow 2 does not apply there).
+_TF1_MAGIC = re.compile(r"^\s*%tensorflow_version\s+1\b")
+TF1_MAGIC_MASK = MASK + ": %tensorflow_version 1.x"
 
 
 class NotebookError(ValueError):
@@ -188,7 +192,7 @@ def _assemble(notebook: Notebook) -> None:
             elif _is_ipython_line(text) or cell.automagic and _AUTOMAGIC.match(text) and not _parses(text.strip()):
                 continued = text.rstrip().endswith("\\")
                 cell.masked_lines.add(number)
-                masked.append(text[: len(text) - len(text.lstrip())] + MASK)
+                masked.append(text[: len(text) - len(text.lstrip())] + (TF1_MAGIC_MASK if _TF1_MAGIC.match(text) else MASK))
             else:
                 masked.append(text)
         cell.start, cell.lines = line, len(masked)

@@ -21,6 +21,7 @@ rules stay on); rules ask ``why_cold`` and ``is_hot`` for their own decisions.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import os
 import re
@@ -29,6 +30,9 @@ from functools import cached_property
 
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
+from tfperf_lsp.notebook import TF1_MAGIC_MASK
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 _TEST_FILE = re.compile(
     r"^(test_.*|.*_test|.*_tests|tests|testing|conftest|(.*_)?test_?utils?|(.*_)?testing_?utils?|.*_testlib)\.pyi?$"
@@ -196,24 +200,29 @@ class HotCode:
         a version, then the fixed one: ``add_noise`` with ``np.random``, then with ``tf.random``),
         each as (its 0-based inclusive line range, the range of the last definition). Only where
         the last definition reads none of the module's objects that the earlier did not."""
-        last: dict[str, ast.stmt] = {}
-        for stmt in self.facts.tree.body:
-            if isinstance(stmt, (*FunctionNode, ast.ClassDef)):
-                last[stmt.name] = stmt
-        return [(_lines_of(stmt), _lines_of(last[stmt.name])) for stmt in self.facts.tree.body
-                if isinstance(stmt, (*FunctionNode, ast.ClassDef)) and last[stmt.name] is not stmt
-                and self._module_objects_read(last[stmt.name]) <= self._module_objects_read(stmt)]
+        definitions: list[Definition] = [s for s in self.facts.tree.body if isinstance(s, (*FunctionNode, ast.ClassDef))]
+        last = {stmt.name: stmt for stmt in definitions}
+        if len(last) == len(definitions):
+            return []
+        reads = self._module_objects_read(definitions)
+        return [(_lines_of(stmt), _lines_of(last[stmt.name])) for stmt in definitions
+                if last[stmt.name] is not stmt and reads[last[stmt.name]] <= reads[stmt]]
 
-    def _module_objects_read(self, definition: ast.stmt) -> set[str]:
-        """The module's own objects (not imports) a def or class reads: a later definition that
-        reads one the earlier did not (``transformer`` instead of ``seq2seq_rnn``) is another
-        variant, not the fixed version of the same code."""
+    def _module_objects_read(self, definitions: Sequence[Definition]) -> dict[ast.stmt, set[str]]:
+        """The module's own objects (not imports) each top-level def or class reads: a later
+        definition that reads one the earlier did not (``transformer`` instead of
+        ``seq2seq_rnn``) is another variant, not the fixed version of the same code. From the
+        index of names (one pass over their uses, not a walk of every definition)."""
         facts = self.facts
-        module_objects = set(facts.module_assignments) | {
-            s.name for s in facts.tree.body if isinstance(s, (*FunctionNode, ast.ClassDef))}
-        return {n.id for n in ast.walk(definition)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in module_objects
-                and n.id not in facts.imports.bindings}
+        module_objects = (set(facts.module_assignments) | {d.name for d in definitions}) - set(facts.imports.bindings)
+        starts = [first_line(d) for d in definitions]
+        reads: dict[ast.stmt, set[str]] = {d: set() for d in definitions}
+        for name in module_objects:
+            for use in facts.names.get(name, ()):
+                index = bisect.bisect_right(starts, use.lineno) - 1
+                if index >= 0 and isinstance(use.ctx, ast.Load) and use.lineno <= (definitions[index].end_lineno or 0):
+                    reads[definitions[index]].add(name)
+        return reads
 
     def superseding_definition(self, line: int) -> tuple[int, int] | None:
         """The lines of the last definition of the def or class ``line`` is in, if the module
@@ -239,9 +248,12 @@ class HotCode:
     @cached_property
     def tf1_only(self) -> bool:
         """The module calls TensorFlow 1 APIs that TensorFlow 2 removed (not through
-        ``tf.compat.v1``): it cannot run on TensorFlow 2, where our advice applies."""
+        ``tf.compat.v1``), or is a notebook that selects TensorFlow 1: it cannot run on
+        TensorFlow 2, where our advice applies."""
         if any(q in _TF1_ONLY or q.startswith(_TF1_ONLY_MODULES) for q in self._called_qualnames):
             return True
+        if any(line.strip() == TF1_MAGIC_MASK for line in self.facts.source.lines):
+            return True  # a notebook that selects TensorFlow 1 (``%tensorflow_version 1.x`` in Colab)
         return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("tensorflow.contrib")
                    or isinstance(n, ast.Import) and any(a.name.startswith("tensorflow.contrib") for a in n.names)
                    for n in self.facts.imports.import_nodes.values())
