@@ -102,8 +102,24 @@ def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
         return False
     cache = facts.__dict__.setdefault("_tfperf_pretrained", {})
     if assignment not in cache:
-        cache[assignment] = _uses_pretrained(facts, assignment.value, 0)
+        cache[assignment] = _uses_pretrained(facts, assignment.value, 0) or _given_pretrained_layers(facts, name.id)
     return cache[assignment]
+
+
+def _given_pretrained_layers(facts: ModuleFacts, name: str) -> bool:
+    """``new = Sequential()`` then ``for layer in vgg.layers: new.add(layer)`` with ``vgg =
+    VGG16()``: the model is made of a pretrained network's layers."""
+    for call in facts.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "add" and isinstance(func.value, ast.Name)
+                and func.value.id == name):
+            continue
+        for argument in call.args:
+            loop = next((a for a in facts.ancestors(call) if isinstance(a, (ast.For, ast.AsyncFor))
+                         and isinstance(argument, ast.Name) and argument.id in target_names(a.target)), None)
+            if loop is not None and _uses_pretrained(facts, loop.iter, 0):
+                return True
+    return False
 
 
 def calls_pretrained_model(facts: ModuleFacts, body: ast.AST) -> bool:

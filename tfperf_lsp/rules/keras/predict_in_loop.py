@@ -6,7 +6,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, target_names, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
+from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
@@ -105,7 +106,14 @@ class PredictInLoop(Rule):
     is a hint at information level: batch the inputs into one `predict`, or call the model. For
     an input the loop grows (`seq = tf.concat([seq, note], axis=1)`), the hint names
     `tf.function(model, reduce_retracing=True)`: a plain `tf.function` traces every new length
-    (measured: 132 ms a call against `predict`'s 49 ms; 10 ms with `reduce_retracing`).
+    (measured: 132 ms a call against `predict`'s 49 ms; 10 ms with `reduce_retracing`); not for
+    a window that drops as much as it appends (`np.append(batch[:, 1:], [[y]], axis=1)`,
+    `pattern.append(i)` then `pattern = pattern[1:]`), the last item of a growing list
+    (`predictions[-1]`), a text padded to `maxlen` or passed through a layer tfperf does not
+    size (a `TextVectorization` may pad): those keep one shape, or may. An input counts as built from earlier iterations when it reads a value the loop
+    changes and this iteration has not set yet (a token list appended to after the call, a table
+    the prediction is written into); one rebuilt from the loop's item (`sample =
+    sample.reshape(1, -1)`) is this iteration's own.
     """
     invalid = (
         Example(
@@ -177,8 +185,9 @@ class PredictInLoop(Rule):
                 continue  # a benchmark of predict itself: the repeats are the point
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)):
                 continue  # predict on a dataset, or on the inputs of each (inputs, labels) batch a loader yields
-            carried = x is not None and (_built_from_earlier_iterations(facts, loops[0], x) or _stateful(facts))
-            grows = x is not None and _grows(facts, loops, x)
+            flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
+            carried = flow.carried or (x is not None and _stateful(facts))
+            grows = flow.grows  # an input the loop makes longer every time: one trace per length
             if _recurrent(facts, receiver, call):
                 # Called directly, a recurrent model runs its time loop op by op: no faster than
                 # predict on a short sequence, much slower on a long one; a graph of it is fast.
@@ -252,23 +261,6 @@ def _growth_note(grows: bool) -> str:
             " size, instead of a new trace for every length)") if grows else ""
 
 
-_CONCATENATORS = ("concat", "concatenate", "append", "hstack", "column_stack")
-
-
-def _grows(facts: ModuleFacts, loops: list[ast.AST], x: ast.AST) -> bool:
-    """``x`` is a name the loop rebinds to itself with more appended (``seq = tf.concat([seq,
-    note], axis=1)``, ``x = np.concatenate([x, y], axis=1)``): a new shape every iteration."""
-    if not isinstance(x, ast.Name):
-        return False
-    for loop in loops:
-        for node in walk_same_scope(loop):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == x.id for t in node.targets) \
-                    and isinstance(node.value, ast.Call) and (facts.qualname(node.value.func) or "").endswith(_CONCATENATORS) \
-                    and any(isinstance(n, ast.Name) and n.id == x.id for arg in node.value.args for n in ast.walk(arg)):
-                return True
-    return False
-
-
 def _call_directly(ctx: RuleContext, call: ast.Call, title: str) -> Fix | None:
     """``model.predict(x, verbose=0)`` -> ``model(x, training=False).numpy()``: no predict set-up
     per call."""
@@ -302,6 +294,8 @@ def _fix_blocker(facts: ModuleFacts, call: ast.Call, kind: str, receiver: ast.ex
     inputs = [a for a in call.args] + [k for k in call.keywords if k.arg == "x"]
     if len(inputs) != 1 or any(k.arg not in ("x", "verbose") for k in call.keywords):
         return "other predict arguments"
+    if _unpacked(facts, call):
+        return "several outputs"  # ``y, att = self.model.predict(x)``: a direct call returns a list
     if isinstance(receiver, ast.Name) and kind == "model":
         built = model_construction(facts, receiver, call)
         if built is None or multi_output(facts, built[0]):
@@ -360,63 +354,7 @@ def _is_loop_item(facts: ModuleFacts, loop: ast.For, x: ast.AST) -> bool:
 _RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
 
 
-_MUTATORS = frozenset({"append", "extend", "insert"})
-
-
-def _built_from_earlier_iterations(facts: ModuleFacts, loop: ast.AST, x: ast.AST) -> bool:
-    """The input ``x`` reads a value the loop carries from one iteration to the next: a name the
-    loop updates (``tokens.append(...)``, ``seq += ...``) or rebinds from itself
-    (``arpegio = tf.concat([arpegio, note], 1)``) or assigns after the call (``target_seq``
-    rebuilt from the sampled token, in a greedy decoder), directly or through names the loop
-    assigns from it: items it stores into the input (``x_pred[0, t, idx[char]] = 1.``) and the
-    iterables of inner loops it stores from (``for t, char in enumerate(sentence)``). Then the calls cannot be stacked into one ``predict``."""
-    if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
-        return False  # a comprehension: its iterations cannot see each other
-    body = [n for stmt in loop.body for n in walk_same_scope(stmt)]
-    assigned: dict[str, list[ast.AST]] = {}
-    updated: set[str] = set()
-    for node in body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name in target_names(target):
-                    assigned.setdefault(name, []).append(node.value)
-                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                    # ``x_pred[0, t, index[char]] = 1.``: the array is made of what the store reads
-                    assigned.setdefault(target.value.id, []).extend((node.value, target.slice))
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            for name in target_names(node.target):  # ``for t, char in enumerate(sentence)``
-                assigned.setdefault(name, []).append(node.iter)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            updated.add(node.target.id)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS
-              and isinstance(node.func.value, ast.Name)):
-            updated.add(node.func.value.id)
-    read = {n.id for n in ast.walk(x) if isinstance(n, ast.Name)}
-    at = (x.lineno, x.col_offset)  # type: ignore[attr-defined]
-    later = {name for node in body if isinstance(node, ast.Assign) and (node.lineno, node.col_offset) > at
-             for target in node.targets for name in _stored_names(target)}
-    seen: set[str] = set()
-    while read - seen:
-        name = (read - seen).pop()
-        seen.add(name)
-        if name in updated or name in later:
-            return True  # updated, or assigned after the call: the call reads the last iteration's value
-        for value in assigned.get(name, []):
-            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            if name in reads:
-                return True  # rebound from itself (``arpegio = tf.concat([arpegio, note], 1)``)
-            read |= reads
-    return False
-
-
-def _stored_names(target: ast.AST) -> list[str]:
-    """The names an assignment target binds, and the array an item store writes into
-    (``decoded[0, i] = token``: the decoder's next input holds what this iteration sampled)."""
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-        return [target.value.id]
-    return list(target_names(target))
-
-
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)  # a comprehension's iterations cannot see each other
 _TRAINING_CALLS = frozenset({"train_on_batch", "fit", "apply_gradients", "minimize"})
 
 
