@@ -16,7 +16,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.reparse import Parsed
 from tfperf_lsp.analysis.source import ParseError, SourceText
 from tfperf_lsp.config import Settings
-from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, Finding, Fix
+from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, PERFORMANCE_CATEGORIES, TF2_API_ADVICE_CATEGORIES, Finding, Fix
 from tfperf_lsp.rules import ALL_RULES, Example, Rule, rule_by_code
 from tfperf_lsp.rules.context import RuleContext
 
@@ -156,6 +156,7 @@ def rule_docs(rule: Rule) -> str:
 
 _PERFORMANCE = PERFORMANCE_CATEGORIES  # silent where speed does not matter (analysis.hotness)
 _EAGER_ADVICE = EAGER_ADVICE_CATEGORIES  # also silent in run-once code and TF1 graph code
+_TF2_API_ADVICE = TF2_API_ADVICE_CATEGORIES  # silent in code written for TensorFlow 1
 
 
 def _cold(ctx: RuleContext, finding: Finding) -> bool:
@@ -178,6 +179,8 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
         rule = rule_by_code(finding.code)
         if rule is None or not rule.graph_mode_too:
             return True
+    if finding.category in _TF2_API_ADVICE and ctx.hot.tf1_only:
+        return True  # code written for TensorFlow 1: steps_per_execution, jit_compile, Keras' mixed precision are not there
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")

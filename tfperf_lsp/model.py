@@ -33,6 +33,10 @@ CATEGORIES = (
 PERFORMANCE_CATEGORIES = frozenset({"retrace", "graph", "vectorize", "xla", "precision", "input-pipeline", "keras"})
 # Categories whose advice assumes eager execution, op by op: wrong in TensorFlow 1 graph code.
 EAGER_ADVICE_CATEGORIES = frozenset({"retrace", "graph", "vectorize"})
+# Categories whose advice names TensorFlow 2 APIs (``steps_per_execution``, ``jit_compile``,
+# ``keras.mixed_precision``, a model called directly for ``.numpy()``): wrong in code written for
+# TensorFlow 1, eager or not.
+TF2_API_ADVICE_CATEGORIES = frozenset({"xla", "precision", "keras"})
 
 
 @dataclass(frozen=True, order=True)

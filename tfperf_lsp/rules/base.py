@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Literal
 
-from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, Finding, Fix, Severity
+from tfperf_lsp.model import EAGER_ADVICE_CATEGORIES, TF2_API_ADVICE_CATEGORIES, Finding, Fix, Severity
 from tfperf_lsp.rules.context import RuleContext
 
 # What the benchmark times for a finding (bench/plans.py): the code as it is against
@@ -74,6 +74,10 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
             text += (" and in TensorFlow 1 graph code (`disable_eager_execution()`, `tf.compat.v1.Session`, "
                      "or APIs TensorFlow 2 removed, such as `tf.contrib` or `tf.logging`, without "
                      "`enable_eager_execution()`)")
+    if category in TF2_API_ADVICE_CATEGORIES:
+        text += (", and in code written for TensorFlow 1 (APIs TensorFlow 2 removed, such as `tf.contrib`, "
+                 "`tf.train.AdamOptimizer` or `tf.placeholder`, or a notebook's `%tensorflow_version 1.x`): "
+                 "the TensorFlow 2 APIs its advice names are not there")
     marker = "\n## Fix"
     if marker in docs:
         head, tail = docs.split(marker, 1)

@@ -14,6 +14,12 @@ from tfperf_lsp.config import Settings
 # Keywords only Keras' predict/fit/train_on_batch take (scikit-learn, XGBoost, LightGBM take none).
 KERAS_KEYWORDS = {"verbose", "batch_size", "steps", "callbacks", "epochs", "validation_data", "shuffle",
                   "steps_per_epoch", "class_weight", "sample_weight", "initial_epoch", "validation_split"}
+# Every keyword Keras' ``Model.fit`` takes (Keras 2 and 3): a ``fit`` given another
+# (``nb_epoch=``, ``checkpoint_interval=``: DeepChem, Keras 1) is some other library's.
+FIT_KEYWORDS = frozenset({"x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split",
+                          "validation_data", "shuffle", "class_weight", "sample_weight", "initial_epoch",
+                          "steps_per_epoch", "validation_steps", "validation_batch_size", "validation_freq",
+                          "max_queue_size", "workers", "use_multiprocessing"})
 _OTHER_ML = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "joblib", "torch")
 _MODEL_WORDS = ("model", "net", "classifier", "regressor", "encoder", "decoder", "autoencoder")
 
@@ -232,6 +238,8 @@ def _small(facts: ModuleFacts, nodes: Iterable[ast.AST]) -> str | None:
             layers.append((node, qualname))
         elif qualname.startswith("keras.applications.") or (not qualname and not _known_helper(node.func)):
             return None  # a pretrained or hand-written building block: its size is not visible
+        elif not qualname.startswith(("keras.", "tensorflow.", "numpy.")) and qualname.rsplit(".", 1)[-1][:1].isupper():
+            return None  # a class imported from another package (``from models.nlp import Transformer``)
         elif qualname in _MODEL_BUILDERS and any(isinstance(e, ast.Name) for e in _listed_layers(node)):
             return None  # Sequential([base_model, ...]): a model inside the model
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "add" and any(not isinstance(a, ast.Call) for a in node.args):

@@ -8,7 +8,7 @@ from tfperf_lsp.analysis.hotness import is_short_loop
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import receiver_kind
+from tfperf_lsp.rules.keras._keras import FIT_KEYWORDS, receiver_kind
 
 # Statements a loop around ``fit`` may hold and still be "only fit": logging and keeping history.
 _HARMLESS_CALLS = {"print", "append", "info", "debug", "write", "extend", "update", "log"}
@@ -37,7 +37,8 @@ class FitInLoop(Rule):
     When the loop does other work between the calls (evaluates, saves, changes the learning
     rate or the data, builds a new model), when an argument of `fit` changes with the loop (new
     data each iteration, `initial_epoch=i`), for loops over a handful of literal items (a
-    hyperparameter sweep), and in test code.
+    hyperparameter sweep), when `fit` gets a keyword Keras' `fit` does not take (`nb_epoch=`:
+    DeepChem's or Keras 1's `fit`, whose epochs work otherwise), and in test code.
 
     ## Fix
     `model.fit(x, y, epochs=N * epochs_per_call)`; per-epoch work goes into a callback
@@ -84,6 +85,8 @@ class FitInLoop(Rule):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "fit") or receiver_kind(facts, call) is None:
                 continue
+            if any(k.arg is not None and k.arg not in FIT_KEYWORDS for k in call.keywords):
+                continue  # not Keras' fit (``model.fit(data, nb_epoch=1)``: DeepChem): its epochs are its own
             loops = facts.enclosing_loops(call)
             if not loops or facts.in_tf_function(call) is not None:
                 continue

@@ -65,7 +65,8 @@ class JitCandidate(Rule):
     train step in a file that batches with `padded_batch`, `bucket_by_sequence_length` or
     `ragged_batch` (or imports a module of its own folder that does): each batch length is a new
     shape, and XLA would compile again for each; likewise a step whose `input_signature` leaves a
-    dimension other than the batch open, or is computed. A train step that calls a model built on
+    dimension other than the batch open, or is computed, or one declared with
+    `reduce_retracing=True` (`experimental_relax_shapes=True`): its author expects new shapes. A train step that calls a model built on
     a pretrained network (`hub.KerasLayer`, `keras.applications`): its convolutions set the pace. A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
     compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
@@ -202,10 +203,15 @@ _DEVICE_LAYOUT_APIS = ("tensorflow.experimental.dtensor",)
 # Federated's executors, per client and per round): whether and how XLA applies is theirs.
 _OTHER_RUNTIMES = ("tensorflow_federated",)
 def _shapes_left_open(fn: TFFunction) -> bool:
-    """An ``input_signature`` that leaves open a dimension other than the batch (``[None, None]``)
+    """A function declared for inputs of changing shapes (``reduce_retracing=True``), or an
+    ``input_signature`` that leaves open a dimension other than the batch (``[None, None]``)
     or whose specs are computed (graph libraries build them for graphs of any size): XLA
     compiles once per concrete shape, so a step fed such shapes would compile again and again.
     An open batch dimension alone (``[None, 28, 28]``) costs one more compile, for the last batch."""
+    for option in ("reduce_retracing", "experimental_relax_shapes"):
+        relaxed = fn.options.get(option)
+        if isinstance(relaxed, ast.Constant) and relaxed.value is True:
+            return True  # its author expects inputs of changing shapes (``experimental_relax_shapes=True``)
     signature = fn.options.get("input_signature")
     if signature is None:
         return False
