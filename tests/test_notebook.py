@@ -188,6 +188,19 @@ def test_automagic_shell_lines_are_masked_and_python_with_those_names_is_not():
     assert notebook.cells[1].masked_lines == set()
 
 
+def test_an_operator_that_starts_a_continued_line_is_python_not_a_magic():
+    # Black puts the operator first when it breaks a long expression: ``% name`` and ``!= "done"``
+    # inside brackets are Python (a cell of SageMaker's examples was reported as a syntax error).
+    cells = [(0, 'print(\n    "Dropping %s keyspace."\n    % keyspaces_schema\n)\n'),
+             (1, 'while (\n    client.status(arn)["Status"]\n    != "Completed"\n):\n    time.sleep(10)\n'),
+             (2, 'text = """\n!not a shell escape\n%not a magic\n"""\n%matplotlib inline\n!ls\n'),
+             (3, 'total = 1 + \\\n    2\n%time f()\n')]
+    notebook = build(cells)
+    assert [c.syntax_error for c in notebook.cells] == [None, None, None, None]
+    assert [c.masked_lines for c in notebook.cells] == [set(), set(), {4, 5}, {2}]
+    assert "% keyspaces_schema" in notebook.text and '!= "Completed"' in notebook.text
+
+
 def test_a_statement_continued_over_lines_is_not_taken_for_an_automagic():
     cells = [(0, "history = model.fit(x,\n    epochs=2)\ncat = (1,\n  2)\n")]
     notebook = build(cells)

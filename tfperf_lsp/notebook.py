@@ -182,6 +182,7 @@ def _assemble(notebook: Notebook) -> None:
         masked = []
         cell.masked_lines = set()
         continued = False  # IPython joins a magic's lines that end with a backslash
+        python = _PythonLines()  # where Python's own statements stand: a magic starts only between them
         for number, text in enumerate(cell_lines):
             if cell.whole_masked:
                 masked.append("")
@@ -189,16 +190,79 @@ def _assemble(notebook: Notebook) -> None:
                 cell.masked_lines.add(number)
                 masked.append("")
                 continued = text.rstrip().endswith("\\")
-            elif _is_ipython_line(text) or cell.automagic and _AUTOMAGIC.match(text) and not _parses(text.strip()):
+            elif python.at_rest and (_is_ipython_line(text)
+                                     or cell.automagic and _AUTOMAGIC.match(text) and not _parses(text.strip())):
                 continued = text.rstrip().endswith("\\")
                 cell.masked_lines.add(number)
                 masked.append(text[: len(text) - len(text.lstrip())] + (TF1_MAGIC_MASK if _TF1_MAGIC.match(text) else MASK))
             else:
+                python.read(text)
                 masked.append(text)
         cell.start, cell.lines = line, len(masked)
         line += len(masked)
         chunks.extend(m + "\n" for m in masked)
     notebook.text = "".join(chunks)
+
+
+class _PythonLines:
+    """Whether the next line starts a new statement: not inside brackets, a triple-quoted string
+    or after a backslash. Black puts an operator first on a continued line (``% name``,
+    ``!= "Completed"`` inside parentheses): Python, not a magic or a shell escape."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.string: str | None = None  # the open triple quote
+        self.backslash = False
+
+    @property
+    def at_rest(self) -> bool:
+        return self.depth == 0 and self.string is None and not self.backslash
+
+    def read(self, line: str) -> None:
+        self.backslash = False
+        i, n = 0, len(line)
+        while i < n:
+            if self.string is not None:
+                end = _closing(line, i, self.string)
+                if end < 0:
+                    return  # the string goes on to the next line
+                self.string, i = None, end
+                continue
+            char = line[i]
+            if char == "#":
+                return
+            if char in "\"'":
+                triple = line[i:i + 3]
+                if triple in ('"""', "'''"):
+                    self.string, i = triple, i + 3
+                    continue
+                end = _closing(line, i + 1, char)
+                if end < 0:
+                    self.backslash = line.rstrip().endswith("\\")  # a string continued with a backslash
+                    return
+                i = end
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(self.depth - 1, 0)
+            elif char == "\\" and i == len(line.rstrip()) - 1:
+                self.backslash = True
+            i += 1
+
+
+def _closing(line: str, start: int, quote: str) -> int:
+    """The index just after ``quote`` closes in ``line`` from ``start`` (a backslash escapes the
+    next character); -1 when it does not close on this line."""
+    i = start
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line.startswith(quote, i):
+            return i + len(quote)
+        i += 1
+    return -1
 
 
 def _is_ipython_line(text: str) -> bool:
