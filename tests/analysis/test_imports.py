@@ -43,3 +43,18 @@ def test_alias_for_finds_the_local_spelling():
     imports = ImportMap(tree)
     assert imports.alias_for("tensorflow") == "tfl"
     assert imports.alias_for("numpy") is None
+
+
+@pytest.mark.parametrize("code,expr,expected", [
+    # a star import of Keras layers or applications: the names tfperf knows come from it
+    ("from tensorflow.keras.layers import *", "GRU", "keras.layers.GRU"),
+    ("from keras.layers import *", "Dense", "keras.layers.Dense"),
+    ("from tensorflow.keras.applications.inception_v3 import *", "InceptionV3",
+     "keras.applications.inception_v3.InceptionV3"),
+    # a name tfperf does not know, or one the module defines itself, is not guessed
+    ("from tensorflow.keras.layers import *", "MyBlock", None),
+    ("from tensorflow.keras.layers import *\nclass Attention: pass", "Attention", None),
+    ("from numpy import *", "Dense", None),
+])
+def test_star_imports_of_keras(code, expr, expected):
+    assert resolve(code, expr) == expected

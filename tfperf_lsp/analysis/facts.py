@@ -103,6 +103,7 @@ class ModuleFacts:
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
+        self._function_of: dict[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
         self.imports = ImportMap(tree, walk.imports)
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
@@ -212,10 +213,21 @@ class ModuleFacts:
         return None
 
     def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, FunctionNode):
-                return ancestor
-        return None
+        """The innermost def around ``node`` (None at module level), worked out once per node:
+        rules ask it, and ``in_tf_function``, of every call."""
+        cache = self._function_of
+        if node in cache:
+            return cache[node]
+        found = None
+        parents = self._parents
+        current = parents.get(node)
+        while current is not None:
+            if isinstance(current, FunctionNode):
+                found = current
+                break
+            current = parents.get(current)
+        cache[node] = found
+        return found
 
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         for ancestor in self.ancestors(node):
@@ -364,9 +376,10 @@ class ModuleFacts:
         return defs
 
     def _scopes_outward(self, node: ast.AST):
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, FunctionNode):
-                yield ancestor
+        fn = self.enclosing_function(node)
+        while fn is not None:
+            yield fn
+            fn = self.enclosing_function(fn)
         yield self.tree
 
     def tf_function_for_def(self, node: ast.AST) -> TFFunction | None:
@@ -449,10 +462,8 @@ class ModuleFacts:
     def in_tf_function(self, node: ast.AST) -> TFFunction | None:
         """The tf.function whose trace runs ``node``, if any (directly or through local helpers);
         or the def another library traces once (``is_tf_function`` False: a TFF computation)."""
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, FunctionNode):
-                return self._traced_by(ancestor)
-        return None
+        fn_node = self.enclosing_function(node)
+        return self._traced_by(fn_node) if fn_node is not None else None
 
     def _traced_by(self, fn_node: ast.AST) -> TFFunction | None:
         """``in_tf_function`` of everything in the def ``fn_node``: the same for all of its body,

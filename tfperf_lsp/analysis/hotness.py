@@ -30,6 +30,7 @@ from functools import cached_property
 
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
+from tfperf_lsp.analysis.versions import version_gated
 from tfperf_lsp.notebook import TF1_MAGIC_MASK
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -58,7 +59,8 @@ _EAGER_SWITCHES = {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.en
                    "tensorflow.contrib.eager.enable_eager_execution"}
 # TensorFlow 1 names that TensorFlow 2 removed from ``tf`` (they live on in ``tf.compat.v1`` only).
 _TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.logging.", "tensorflow.gfile.", "tensorflow.estimator.inputs.",
-                     "tensorflow.layers.")
+                     "tensorflow.layers.", "tensorflow.nn.rnn_cell.", "tensorflow.python_io.", "tensorflow.app.",
+                     "tensorflow.flags.", "tensorflow.Summary.")
 _TF1_ONLY = frozenset({
     "tensorflow.placeholder", "tensorflow.global_variables_initializer", "tensorflow.local_variables_initializer",
     "tensorflow.tables_initializer", "tensorflow.variable_scope", "tensorflow.get_variable", "tensorflow.string_split",
@@ -69,6 +71,12 @@ _TF1_ONLY = frozenset({
     "tensorflow.reset_default_graph", "tensorflow.get_default_graph", "tensorflow.py_func", "tensorflow.assign",
     "tensorflow.random_normal", "tensorflow.random_uniform", "tensorflow.truncated_normal", "tensorflow.log",
     "tensorflow.summary.FileWriter", "tensorflow.app.run", "tensorflow.flags.DEFINE_string",
+    # gone from TensorFlow 2 too (checked with hasattr on TF 2.21)
+    "tensorflow.Summary", "tensorflow.ConfigProto", "tensorflow.GPUOptions", "tensorflow.set_random_seed",
+    "tensorflow.Print", "tensorflow.squared_difference", "tensorflow.div", "tensorflow.multinomial",
+    "tensorflow.random_crop", "tensorflow.train.Saver", "tensorflow.train.exponential_decay",
+    "tensorflow.train.Supervisor", "tensorflow.image.resize_images", "tensorflow.summary.merge_all",
+    "tensorflow.summary.merge", "keras.backend.get_session", "keras.backend.set_session",
 })
 
 
@@ -107,9 +115,11 @@ def _project_root(path: str) -> str:
     return _folder_root(os.path.dirname(os.path.abspath(path)))
 
 
-# A tf.function trace (0.05-1 s) or an XLA compile (0.1-2 s) saves about a millisecond per call
-# on a small step: a step the code visibly runs at most this many times does not pay it back.
-FEW_RUNS = 100
+# A tf.function trace (0.05-1 s) or an XLA compile (0.1-2 s) saves one to two milliseconds per
+# call on a small step (an iris-sized train step: 1.9 ms eager, 0.19 ms as a graph, measured on a
+# CPU): a step the code visibly runs at most this many times saves about a second at most, in
+# all, beside what the trace costs (real-code reviews judged 200-500-step demo loops not worth it).
+FEW_RUNS = 500
 
 class HotCode:
     def __init__(self, facts: ModuleFacts, path: str | None):
@@ -250,7 +260,10 @@ class HotCode:
         """The module calls TensorFlow 1 APIs that TensorFlow 2 removed (not through
         ``tf.compat.v1``), or is a notebook that selects TensorFlow 1: it cannot run on
         TensorFlow 2, where our advice applies."""
-        if any(q in _TF1_ONLY or q.startswith(_TF1_ONLY_MODULES) for q in self._called_qualnames):
+        # (not a call that runs only on an old version: ``else: tf.set_random_seed(3)`` after
+        # ``if tf.__version__[0] == "2":``, code written for both)
+        if any((q in _TF1_ONLY or q.startswith(_TF1_ONLY_MODULES)) and not all(version_gated(self.facts, c) for c in calls)
+               for q, calls in self.facts.calls_by_qualname.items()):
             return True
         if any(line.strip() == TF1_MAGIC_MASK for line in self.facts.source.lines):
             return True  # a notebook that selects TensorFlow 1 (``%tensorflow_version 1.x`` in Colab)

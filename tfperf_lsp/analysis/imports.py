@@ -9,6 +9,7 @@ Which spelling the file used is remembered in ``keras_sources`` (Keras 2 vs 3 ma
 from __future__ import annotations
 
 import ast
+import re
 
 _PREFIX_ALIASES = (
     ("tensorflow.compat.v2.", "tensorflow."),
@@ -41,10 +42,16 @@ class ImportMap:
         # node -> qualname: every rule asks about the same calls (keyed by the node itself, which
         # the dict keeps alive, so an id cannot be reused by a node made later)
         self._qualnames: dict[ast.AST, str | None] = {}
+        # ``from tensorflow.keras.layers import *``: the module its layer names come from
+        self._star_layers: str | None = None
+        self._star_applications: str | None = None  # ``from keras.applications.inception_v3 import *``
+        self._module_names: set[str] = set()
         if import_nodes is None:
             import_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
         # Source order, so a later import of the same name wins, as at run time.
-        for node in sorted(import_nodes, key=lambda n: (n.lineno, n.col_offset)):
+        self.statements: list[ast.Import | ast.ImportFrom] = sorted(
+            (n for n in import_nodes if isinstance(n, (ast.Import, ast.ImportFrom))), key=lambda n: (n.lineno, n.col_offset))
+        for node in self.statements:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -59,10 +66,16 @@ class ImportMap:
                 self._note_keras(module)
                 for alias in node.names:
                     if alias.name == "*":
+                        if canonical(module).endswith("keras.layers"):
+                            self._star_layers = module
+                        elif canonical(module).startswith("keras.applications"):
+                            self._star_applications = module
                         continue
                     full = f"{module}.{alias.name}" if module and not module.endswith(".") else module + alias.name
                     self._bind(alias.asname or alias.name, full, node)
                     self._note_keras(full)
+        if self._star_layers or self._star_applications:
+            self._module_names = _module_level_names(tree)
 
     def _bind(self, local: str, qualname: str, node: ast.stmt) -> None:
         self.bindings[local] = qualname
@@ -78,7 +91,13 @@ class ImportMap:
 
     def raw_qualname(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
-            return self.bindings.get(node.id)
+            found = self.bindings.get(node.id)
+            if found is None and node.id not in self._module_names:
+                if self._star_layers and node.id in KERAS_LAYER_NAMES:
+                    return f"{self._star_layers}.{node.id}"  # ``GRU(units)`` after ``from keras.layers import *``
+                if self._star_applications and _APPLICATION.match(node.id):
+                    return f"{self._star_applications}.{node.id}"  # ``InceptionV3(weights="imagenet")``
+            return found
         if isinstance(node, ast.Attribute):
             base = self.raw_qualname(node.value)
             return f"{base}.{node.attr}" if base else None
@@ -105,3 +124,36 @@ class ImportMap:
 
     def is_keras(self, qualname: str | None) -> bool:
         return qualname is not None and (qualname == "keras" or qualname.startswith("keras."))
+
+
+# Keras layer classes a ``from keras.layers import *`` brings in, by name (tfperf never imports
+# Keras to list the module): the ones the rules size or recognise.
+KERAS_LAYER_NAMES = frozenset({
+    "Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+    "SeparableConv1D", "SeparableConv2D", "DepthwiseConv2D", "LSTM", "GRU", "SimpleRNN", "RNN", "LSTMCell",
+    "GRUCell", "Bidirectional", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU", "Embedding",
+    "Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise", "BatchNormalization",
+    "LayerNormalization", "Flatten", "Reshape", "Permute", "RepeatVector", "Input", "InputLayer",
+    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
+    "Activation", "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "Concatenate", "Add", "Subtract", "Multiply",
+    "Average", "Maximum", "Lambda", "TimeDistributed", "Attention", "AdditiveAttention", "MultiHeadAttention",
+    "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping2D", "Masking",
+})
+
+
+# The pretrained networks of ``keras.applications``, by name.
+_APPLICATION = re.compile(r"^(VGG1[69]|ResNet\d+(V2)?|ResNetRS\d+|InceptionV3|InceptionResNetV2|Xception|MobileNet(V2|V3Small|V3Large)?"
+                          r"|DenseNet\d+|NASNet(Mobile|Large)|EfficientNet(B\d|V2B\d|V2[SML])|ConvNeXt\w+|RegNet[XY]\d+\w*)$")
+
+
+def _module_level_names(tree: ast.Module) -> set[str]:
+    """Names the module itself binds at its top level (a class ``Attention`` of its own shadows
+    the one a star import would bring)."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            names.update(n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names

@@ -475,33 +475,6 @@ def _tests_unset(test: ast.expr, name: str) -> bool:
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
-# Errors a fallback catches when an API is missing on this version (or any error at all).
-_MISSING_API_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
-
-
-def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
-    """``node`` runs only on some TensorFlow versions, or only when the modern API is missing: in
-    a branch of an ``if`` (or a conditional expression) on a version (``if version.parse(tf.__version__)
-    >= ...:``), or in the
-    fallback of a ``try`` (``except ImportError`` / ``AttributeError``). Code in the ``try``
-    body, tried first, still runs everywhere and is still reported."""
-    child = node
-    for ancestor in facts.ancestors(node):
-        if isinstance(ancestor, ast.If) and child in ancestor.orelse + ancestor.body:
-            if "version" in ast.unparse(ancestor.test).lower():
-                return True
-        if isinstance(ancestor, ast.IfExp) and child in (ancestor.body, ancestor.orelse):
-            if "version" in ast.unparse(ancestor.test).lower():
-                return True  # ``new() if tf_version >= (2, 4) else old()``
-        if isinstance(ancestor, ast.ExceptHandler):
-            caught = ancestor.type
-            names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
-            if caught is None or any(isinstance(n, ast.Name) and n.id in _MISSING_API_ERRORS for n in names):
-                return True
-        child = ancestor
-    return False
-
-
 _COMMENTED_OUT_TF_FUNCTION = re.compile(r"^\s*#\s*@\s*(?:tf\.)?function\b")
 
 

@@ -50,7 +50,7 @@ class EagerModelCall(Rule):
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
-    that the call runs 100 times or fewer in all (`for i in range(10)` at module level). When the
+    that the call runs 500 times or fewer in all (`for i in range(10)` at module level). When the
     loop is an eager training step (`optimizer.apply_gradients` in it, or a helper it calls opens
     a `GradientTape`): the step is what to compile (TFP301), not this extra forward pass. When the loop also runs a
     TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a

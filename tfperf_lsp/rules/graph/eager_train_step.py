@@ -46,7 +46,7 @@ class EagerTrainStep(Rule):
     eager execution on purpose (`if FLAGS.mode == "eager_tf":`). A step with several tapes
     (`with tf.GradientTape() as g, tf.GradientTape() as d:`), or a tape opened inside another
     tape's block (a gradient penalty), gets one finding. When the code
-    visibly runs the step at most 100 times (module-level loops with literal counts:
+    visibly runs the step at most 500 times (module-level loops with literal counts:
     `for step in range(50)`): a trace costs more than a demo loop saves. When the step calls a
     model that is or wraps a pretrained network (`from_pretrained`, TF Hub, `keras.applications`):
     fine-tuning it, its compute sets the pace, not the dispatch of ops. When a `# @tf.function`

@@ -9,10 +9,10 @@ from typing import Iterator
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
 from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.versions import version_gated
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import version_gated
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import target_keras, tf_before_216
 

@@ -39,7 +39,9 @@ class TrainOnBatchLoop(Rule):
     Keras compiles `train_on_batch` with that backend.
     Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
     call per new model), when the loop also trains another model with `train_on_batch` (a GAN's
-    alternating discriminator and generator updates, which `fit` cannot interleave), for `fit` on the whole data (a per-epoch
+    alternating discriminator and generator updates, which `fit` cannot interleave) or by hand
+    (`apply_gradients` in the loop, or in a function or method it calls: a critic step written with
+    a tape), for `fit` on the whole data (a per-epoch
     `fit(x, y, epochs=1)` loop), for `fit` on index arrays or loop targets (cross-validation folds
     look like that), and for objects that are not visibly Keras models.
 
@@ -173,13 +175,32 @@ def _self_of_a_plain_class(facts: ModuleFacts, receiver: ast.Name) -> bool:
 def _alternates_models(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
     """The loop body also trains another model batch by batch (``discriminator.train_on_batch``
     then ``adversarial.train_on_batch``, a GAN's alternating updates, the critic's perhaps in an
-    inner loop of its own): one ``fit`` per model cannot interleave them."""
+    inner loop of its own, or written by hand with a tape and ``apply_gradients``): one ``fit``
+    per model cannot interleave them."""
     mine = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
     for node in walk_same_scope(loop):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train_on_batch" \
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "train_on_batch" \
                 and ast.unparse(node.func.value) != mine:
             return True
+        if _steps_by_hand(node) or _steps_by_hand_in(facts, node):
+            return True  # the other model's step written with a tape (``self.train_discriminator(...)``)
     return False
+
+
+_HAND_STEPS = frozenset({"apply_gradients", "minimize"})
+
+
+def _steps_by_hand(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _HAND_STEPS
+
+
+def _steps_by_hand_in(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``call`` runs a def of this file (a function, or a method through ``self.``) that applies
+    gradients itself."""
+    target = facts.resolve_def(call.func, call)
+    return target is not None and any(isinstance(n, ast.Call) and _steps_by_hand(n) for n in walk_same_scope(target))
 
 
 def _per_batch(facts, call: ast.Call, loops) -> bool:

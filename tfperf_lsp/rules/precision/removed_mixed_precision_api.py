@@ -7,8 +7,8 @@ from typing import Iterator, Literal
 
 from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.imports import canonical
+from tfperf_lsp.analysis.versions import version_gated
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
-from tfperf_lsp.rules.common import version_gated
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 
@@ -91,7 +91,7 @@ class RemovedMixedPrecisionApi(Rule):
             return
         facts = ctx.facts
         if "experimental" in text:
-            for stmt in _import_statements(facts.tree):
+            for stmt in facts.imports.statements:
                 finding = self._import_finding(ctx, stmt) if not version_gated(facts, stmt) else None
                 if finding is not None:
                     yield finding
@@ -177,20 +177,6 @@ def _replace(ctx: RuleContext, node: ast.AST, text: str, title: str) -> Fix:
     ``tf.keras.mixed_precision.set_global_policy``, ``from tensorflow.keras.mixed_precision
     import experimental as mp`` -> ``from tensorflow.keras import mixed_precision as mp``."""
     return Fix(title, (Edit(ctx.source.span(node), text),))
-
-
-def _import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Import statements anywhere, visiting statements only (no expressions): cheap."""
-    stack = list(reversed(tree.body))
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            yield stmt
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            children = getattr(stmt, field, None)
-            if isinstance(children, list):
-                stack.extend(reversed(children))
 
 
 def _import_replacement(stmt: ast.Import | ast.ImportFrom) -> str | None | Literal[False]:

@@ -45,7 +45,8 @@ class PythonLoopInGraph(Rule):
     (`kernels[i]`): that is usually a Python list, which only a Python loop can index. When the
     loop collects results in a Python list (`outputs.append(...)`): it is meant to be unrolled,
     and a `tf.range` loop could not append to the list. When every call in the file passes the
-    count as a tensor (`tf.constant(n)`): AutoGraph already runs `range` over a tensor as one
+    count as a tensor (`tf.constant(n)`, or a name the caller binds to one in every branch):
+    AutoGraph already runs `range` over a tensor as one
     graph loop (measured on TF 2.21: one `While` op, one trace for every value).
 
     ## Fix
@@ -156,7 +157,25 @@ def _tensor_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> bool:
     tf.constant(n))``): AutoGraph turns ``range`` over a tensor into a ``tf.while_loop``, traced
     once for every value. False when there are no calls, or one passes anything else."""
     values = _arguments_everywhere(ctx, fn, param)
-    return bool(values) and all(isinstance(v, ast.Call) and ctx.facts.qualname(v.func) in _MAKES_TENSOR for v in values)
+    return bool(values) and all(_makes_tensor(ctx.facts, v) or _always_a_tensor(ctx.facts, v) for v in values)
+
+
+def _makes_tensor(facts: ModuleFacts, value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Call) and facts.qualname(value.func) in _MAKES_TENSOR
+
+
+def _always_a_tensor(facts: ModuleFacts, value: ast.AST | None) -> bool:
+    """A name that every assignment in its function binds to a tensor (``run_steps =
+    tf.constant(100)`` in one branch, ``tf.constant(steps_remaining)`` in the other); updates
+    in place (``run_steps -= 1``) keep it one."""
+    if not isinstance(value, ast.Name):
+        return False
+    scope = facts.enclosing_function(value)
+    if scope is None:
+        return False
+    bindings = facts.assignments_in(scope).get(value.id, [])
+    return bool(bindings) and all(isinstance(b, ast.AugAssign) or isinstance(b, ast.Assign) and _makes_tensor(facts, b.value)
+                                  for b in bindings) and any(isinstance(b, ast.Assign) for b in bindings)
 
 
 _MAKES_TENSOR = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor", "tensorflow.Variable"})

@@ -23,7 +23,7 @@ ELEMENTWISE = {
 }
 # Data-dependent output shapes, state or host callbacks: pfor cannot vectorise them (or it would
 # change random draws / side effects), so no vectorized_map hint either.
-_BLOCKERS = ("unique", "boolean_mask", "random.", "py_function", "numpy_function", "print", "Variable",
+_BLOCKERS = ("unique", "boolean_mask", "random.", "py_function", "py_func", "numpy_function", "print", "Variable",
              "assign", "decode", "io.", "data.", "ragged.", "sparse.", "while_loop", "TensorArray",
              "strings.", "nonzero", "where", "dynamic_partition", "map_fn", "vectorized_map", "cond",
              "case", "switch_case", "histogram", "image.")
@@ -95,6 +95,7 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
         return False
     if isinstance(fn, ast.Lambda):
         body: Sequence[ast.AST] = [fn.body]
+        arguments = fn.args
     elif isinstance(fn, ast.Name):
         target = facts.resolve_def(fn, at)
         if target is None or target.decorator_list:
@@ -102,13 +103,17 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
         if not all(isinstance(s, (ast.Assign, ast.Return, ast.Expr)) for s in target.body):
             return False  # Python control flow: often data-dependent
         body = target.body
+        arguments = target.args
     else:
         qualname = facts.qualname(fn) or ""
         return qualname.startswith("tensorflow.") and not _blocked(qualname) and qualname not in _SHAPE_DEPENDENT
+    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.Yield, ast.YieldFrom, ast.Await, ast.IfExp, ast.ListComp, ast.GeneratorExp)):
                 return False
+            if isinstance(node, ast.Slice) and _reads(node, params):
+                return False  # ``tf.argsort(x[:-1])[:tf.cast(x[-1], tf.int32)]``: a length from the item (pfor raises)
             if isinstance(node, ast.Expr) and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
                 return False  # a bare call is a side effect
             if isinstance(node, ast.Call):
@@ -121,6 +126,10 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
                 elif not (isinstance(node.func, ast.Name) and vectorizable(facts, node.func, at, depth + 1)):
                     return False
     return True
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
 # Without an axis, ``tf.squeeze`` drops every dimension of size 1: under pfor it also drops

@@ -46,7 +46,7 @@ class HostSyncInLoop(Rule):
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
     When the value is thrown away (`_ = loss.numpy()`, a bare `loss.numpy()`): then waiting is
     the point, as in a loop that times its steps.
-    When the code writes down that the loop runs 100 steps or fewer in all (`for step in
+    When the code writes down that the loop runs 500 steps or fewer in all (`for step in
     range(40)` at module level): a teaching loop that prints its loss.
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds

@@ -34,9 +34,11 @@ _UNSURE_PREFIXES = ("tensorflow.random.", "tensorflow.nn.dropout", "tensorflow.w
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 # Libraries whose ops XLA may not compile (custom kernels loaded with tf.load_op_library: TF
 # Quantum's circuit ops, TF Graphics' rasterizer, Horovod's collectives, which XLA compiles only
-# with HOROVOD_ENABLE_XLA_OPS=1), or whose layers tfperf cannot see into.
+# with HOROVOD_ENABLE_XLA_OPS=1, SageMaker's smdistributed all-reduce), or whose layers tfperf cannot
+# see into.
 EXTENSION_LIBRARIES = ("tensorflow_addons", "tensorflow_probability", "tensorflow_text", "tensorflow_recommenders",
-                       "tensorflow_quantum", "tensorflow_lattice", "horovod", "tensorflow_graphics.rendering.triangle_rasterizer",
+                       "tensorflow_quantum", "tensorflow_lattice", "horovod", "smdistributed",
+                       "tensorflow_graphics.rendering.triangle_rasterizer",
                        "tensorflow_graphics.rendering.rasterization_backend", "tensorflow_graphics.rendering.opengl",
                        "tensorflow_graphics.rendering.kernels")
 # Elementwise ops XLA fuses into one kernel (the XLA guide: fusion is "XLA's single most important

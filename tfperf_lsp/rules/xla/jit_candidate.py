@@ -81,7 +81,7 @@ class JitCandidate(Rule):
     A function defined inside a def that this file never runs itself (a library's
     `ppo_training_step(...)` that builds its `train_on_minibatch`) is silent: its callers may run
     that def while tracing their own step, where `jit_compile` is decided for the whole step.
-    Silent too when the file's own calls visibly run the function at most 100 times (module
+    Silent too when the file's own calls visibly run the function at most 500 times (module
     code with literal loop counts: `range(10)`, `EPOCHS = 5` epochs of `take(5)`): an XLA
     compile takes 0.1-2 s, which a short demo loop cannot pay back.
 
@@ -112,7 +112,7 @@ class JitCandidate(Rule):
 
             x = tf.constant([[1.0, 2.0], [3.0, 4.0], [-1.0, 0.5]])
             y = tf.constant([[1.0], [2.0], [0.0]])
-            losses = tf.stack([train_step(x, y) for _ in range(200)])
+            losses = tf.stack([train_step(x, y) for _ in range(1000)])
             """,
         ),
     )

@@ -45,7 +45,7 @@ class KerasCompileWithoutJit(Rule):
 
     ## When it stays silent
     When the model is not then trained with `fit` in this file (compiled to evaluate, or
-    trained elsewhere), when every `fit` runs 100 steps or fewer, written down in the code (a
+    trained elsewhere), when every `fit` runs 500 steps or fewer, written down in the code (a
     guide fitting one random sample to get weights), on a small model (at most 6 small
     Dense/Conv layers: its step is Python overhead that `steps_per_execution`, TFP805, cuts,
     with little for XLA to fuse), in a file that sets up a TPU (XLA compiles every step
