@@ -209,10 +209,12 @@ def _keeps_length(facts: ModuleFacts, value: ast.AST) -> bool:
         if any(isinstance(p, ast.Slice) and p.upper is None and p.step is None and isinstance(p.lower, ast.UnaryOp)
                and isinstance(p.lower.op, ast.USub) for p in parts):
             return False
-        if any(isinstance(p, ast.Slice) for p in parts):
-            return True
-        # ``predictions[-1]``: one item of the list; ``texts_to_sequences([text])[0]``: the sequence
-        return not isinstance(value.value, ast.Name) and _keeps_length(facts, value.value)
+        if isinstance(value.value, ast.Name):
+            # ``seq[:, :8]`` keeps the growing axis as far as tfperf can tell; ``predictions[-1]``
+            # is one item of the list
+            return any(isinstance(p, ast.Slice) for p in parts)
+        # ``texts_to_sequences([text])[0]``: as long as what it indexes
+        return _keeps_length(facts, value.value)
     if isinstance(value, ast.Call):
         qualname = facts.qualname(value.func) or ""
         if qualname.endswith("pad_sequences"):

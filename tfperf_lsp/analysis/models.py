@@ -122,11 +122,65 @@ def _given_pretrained_layers(facts: ModuleFacts, name: str) -> bool:
     return False
 
 
-def calls_pretrained_model(facts: ModuleFacts, body: ast.AST) -> bool:
+def holds_pretrained(facts: ModuleFacts, expr: ast.expr) -> bool:
+    """``builds_on_pretrained`` for a name, or for ``self.model``: what the class's methods assign
+    to it, following a parameter of ``__init__`` to what the file's constructor calls pass
+    (``FeatureExtractor(model=VGG16(...))``, or a name bound to one)."""
+    if isinstance(expr, ast.Name):
+        return builds_on_pretrained(facts, expr)
+    if isinstance(expr, ast.Call):
+        return _uses_pretrained(facts, expr, 0)
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"):
+        return False
+    for value in facts.self_attribute_values(expr):
+        if isinstance(value, ast.Call) and _uses_pretrained(facts, value, 0):
+            return True
+        if isinstance(value, ast.Name) and (builds_on_pretrained(facts, value)
+                                            or any(holds_pretrained(facts, a) for a in _constructor_arguments(facts, value))):
+            return True
+    return False
+
+
+def _constructor_arguments(facts: ModuleFacts, parameter: ast.Name) -> list[ast.expr]:
+    """The arguments the file's ``Cls(...)`` calls pass for a parameter of ``Cls.__init__`` (names
+    and calls: what ``holds_pretrained`` can follow)."""
+    method = facts.enclosing_function(parameter)
+    if method is None or method.name != "__init__":
+        return []
+    cls = facts.enclosing_class(method)
+    if cls is None:
+        return []
+    params = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][1:]  # after self
+    if parameter.id not in params and parameter.id not in {a.arg for a in method.args.kwonlyargs}:
+        return []
+    found: list[ast.expr] = []
+    for call in facts.calls:
+        if not (isinstance(call.func, ast.Name) and call.func.id == cls.name):
+            continue
+        given = next((k.value for k in call.keywords if k.arg == parameter.id), None)
+        if given is None and parameter.id in params and params.index(parameter.id) < len(call.args):
+            given = call.args[params.index(parameter.id)]
+        if isinstance(given, (ast.Name, ast.Call)):
+            found.append(given)
+    return found
+
+
+def calls_pretrained_model(facts: ModuleFacts, body: ast.AST, depth: int = 0) -> bool:
     """``body`` (a step) calls a model that is, or wraps, a pretrained network (``model(x)`` with
-    ``model = Sequential([hub.KerasLayer(...), Dense(5)])``): its convolutions set the pace."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and builds_on_pretrained(facts, node.func)
-               for node in walk_same_scope(body))
+    ``model = Sequential([hub.KerasLayer(...), Dense(5)])``, ``self.style_model(x)``), itself or
+    through a method of its class it calls (``self._calc_outputs(image)``): its convolutions set
+    the pace."""
+    for node in walk_same_scope(body):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
+            continue
+        if holds_pretrained(facts, node.func):
+            return True
+        func = node.func
+        if depth < 2 and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            method = facts.resolve_def(func, node)
+            if method is not None and method is not body and calls_pretrained_model(facts, method, depth + 1):
+                return True
+    return False
 
 
 def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
@@ -138,6 +192,11 @@ def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
             source = facts.reaching_assignment(node)
             if isinstance(source, ast.Assign) and isinstance(source.value, ast.Call) and (
                     _loads_pretrained(facts, source.value) or _applies_pretrained(facts, source.value, depth + 1)):
+                return True
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and isinstance(node.ctx, ast.Load) and depth < 3:
+            # ``Model([self.model.input], outputs)`` with ``self.model = VGG19(weights="imagenet")``
+            if any(isinstance(v, ast.Call) and _loads_pretrained(facts, v) for v in facts.self_attribute_values(node)):
                 return True
         if not isinstance(node, ast.Call):
             continue

@@ -6,6 +6,7 @@ from functools import partial
 from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
+from tfperf_lsp.analysis.loopcarry import LoopFlow
 from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
@@ -62,7 +63,11 @@ class EagerModelCall(Rule):
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
     (quick fix). The outputs are the same tensors; inputs of new shapes trace again, so keep
-    the batch shape fixed (or see TFP103).
+    the batch shape fixed (or see TFP103). When the loop feeds the model its own output
+    (`output = tf.concat([output, predicted_id], -1)`, a greedy decoder), the input is longer
+    every call: the fix writes `tf.function(model, reduce_retracing=True)`, which relaxes the
+    growing dimension after a second trace (verified: at most 3 traces for 12 lengths, where a
+    plain `tf.function` traced once per length).
     """
     invalid = (
         Example(
@@ -134,19 +139,26 @@ class EagerModelCall(Rule):
             reported.add((func.id, loops[-1]))
             new_name = f"{func.id}_graph"
             taken = new_name in facts.names
-            title = f"Call {new_name} = tf.function({func.id}) in the loop"
+            # A decoder fed its own output (``output = tf.concat([output, predicted_id], -1)``) sees a
+            # new length every iteration: a plain tf.function would trace for each one.
+            x = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("inputs", "x")), None)
+            grows = x is not None and isinstance(loops[0], (ast.For, ast.While)) and LoopFlow(facts, loops[0]).carry(x).grows
+            options = ", reduce_retracing=True" if grows else ""
+            title = f"Call {new_name} = tf.function({func.id}{options}) in the loop"
+            why = ("its input grows every iteration: with `reduce_retracing` its length becomes a dimension of "
+                   "unknown size, instead of a new trace for every length") if grows else "one graph, traced once"
             yield self.finding(
                 ctx, call,
                 f"The model `{func.id}` runs eagerly, layer by layer, on every iteration: call "
-                f"`tf.function({func.id})` instead (one graph, traced once)",
+                f"`tf.function({func.id}{options})` instead ({why})",
                 label="eager model call",
-                fix=None if taken else partial(_call_a_graph, ctx, loops[-1], func.id, title),
+                fix=None if taken else partial(_call_a_graph, ctx, loops[-1], func.id, title, options),
                 fix_title=None if taken else title,
                 fix_applicability="unsafe",
             )
 
 
-def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str) -> Fix | None:
+def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str, options: str = "") -> Fix | None:
     """``for x in xs: net(x)`` -> ``net_graph = tf.function(net)`` before the loop and
     ``for x in xs: net_graph(x)`` (every eager call of the model in the loop, not under a tape)."""
     if not isinstance(loop, (ast.For, ast.While)):
@@ -154,7 +166,7 @@ def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str) -> Fi
     facts = ctx.facts
     alias, extra = tf_alias(ctx, loop.lineno - 1)
     indent = ctx.source.indent_of(loop.lineno - 1)
-    edits = [Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), f"{indent}{model}_graph = {alias}.function({model})\n")]
+    edits = [Edit(Span(Pos(loop.lineno - 1, 0), Pos(loop.lineno - 1, 0)), f"{indent}{model}_graph = {alias}.function({model}{options})\n")]
     for node in walk_same_scope(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == model and not _under_tape(facts, node):
             edits.append(Edit(ctx.source.span(node.func), f"{model}_graph"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -170,7 +170,7 @@ class PredictInLoop(Rule):
             receiver = func.value
             if overrides(facts, receiver, "predict"):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
-            if isinstance(receiver, ast.Name) and builds_on_pretrained(facts, receiver):
+            if holds_pretrained(facts, receiver):
                 continue  # a pretrained network (InceptionV3 on 299x299 images): its compute, not predict's setup, sets the pace
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):
