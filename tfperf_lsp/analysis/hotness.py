@@ -55,6 +55,7 @@ _TF1_GRAPH_SWITCHES = {
 }
 _TF1_SESSIONS = {"tensorflow.compat.v1.Session", "tensorflow.Session", "tensorflow.compat.v1.InteractiveSession"}
 _TAPE = "tensorflow.GradientTape"
+_TRAINING_CALLS = frozenset({"apply_gradients", "minimize", "train_on_batch", "fit"})
 _EAGER_SWITCHES = {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.enable_eager_execution",
                    "tensorflow.contrib.eager.enable_eager_execution"}
 # TensorFlow 1 names that TensorFlow 2 removed from ``tf`` (they live on in ``tf.compat.v1`` only).
@@ -412,6 +413,40 @@ class HotCode:
             return True
         around = set(self.facts.ancestors(node))
         return all(inner in around for inner in inner_loops)
+
+    def runs_beside_training(self, node: ast.AST) -> bool:
+        """``node`` is in a def that the file calls only from an epoch loop, beside the inner loop
+        that trains (``for batch in ds: train_step(...)``, then ``predict(encoder, decoder, ...)``
+        to show one sample): it runs once per epoch, a blink beside the epoch's steps."""
+        facts = self.facts
+        fn = facts.enclosing_function(node)
+        calls = facts.calls_by_def.get(fn, []) if fn is not None else []
+        if not calls:
+            return False
+        for call in calls:
+            loops = facts.enclosing_loops(call)
+            if not loops or not self._beside_a_training_loop(loops[0], call):
+                return False
+        return True
+
+    def _beside_a_training_loop(self, loop: ast.AST, call: ast.AST) -> bool:
+        around = set(self.facts.ancestors(call))
+        return any(inner is not loop and inner not in around and isinstance(inner, (ast.For, ast.While, ast.AsyncFor))
+                   and self._trains(inner) for inner in walk_same_scope(loop))
+
+    def _trains(self, loop: ast.AST) -> bool:
+        """The loop runs a training step: an optimizer or Keras training call, or a def of this
+        file that opens a ``GradientTape`` (``train_step(x, y)``)."""
+        for node in walk_same_scope(loop):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _TRAINING_CALLS:
+                return True
+            step = self.facts.resolve_def(node.func, node)
+            if step is not None and any(isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call)
+                                        and self.facts.qualname(n.context_expr.func) == _TAPE for n in walk_same_scope(step)):
+                return True
+        return False
 
     def on_some_iterations(self, node: ast.AST) -> bool:
         """Inside the innermost loop around it, ``node`` sits in the body of ``if step % 100 ==

@@ -49,7 +49,8 @@ class EagerModelCall(Rule):
     step (an evaluation pass over the test set beside it: TFP301 reports the step; likewise in a
     helper that only such loops call, `perform_validation()` after the epoch's steps), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
-    (periodic), or once per epoch beside the inner loop that does the steps; in loops over a
+    (periodic), or once per epoch beside the inner loop that does the steps (also in a def the
+    epoch loop calls there: `predict(encoder, decoder, ...)` decoding one sample); in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
     that the call runs 500 times or fewer in all (`for i in range(10)` at module level). When the
     loop is an eager training step (`optimizer.apply_gradients` in it, or a helper it calls opens
@@ -111,8 +112,8 @@ class EagerModelCall(Rule):
                 continue  # not in a loop; a train step (TFP301)
             if not is_model_name(facts, func) or facts.resolve_tf_function(func, call) is not None:
                 continue
-            if not ctx.hot.per_step(call) or not ctx.hot.repeats(call):
-                continue  # periodic, once per epoch, or a handful of iterations
+            if not ctx.hot.per_step(call) or not ctx.hot.repeats(call) or ctx.hot.runs_beside_training(call):
+                continue  # periodic, once per epoch (a sample decoded beside the step loop), or a handful of iterations
             if not ctx.hot.runs_eagerly_in_script(call):
                 continue  # a function this file never runs (dead code, or a library's)
             if ctx.hot.runs_few_times([call]):

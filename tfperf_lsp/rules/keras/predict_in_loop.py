@@ -70,7 +70,8 @@ class PredictInLoop(Rule):
     wait for the user on every run (an interactive demo that asks `input("Continue?")`) (a loop timed
     from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
-    `apply_gradients`: validation on the whole set) or only on some iterations (`if epoch ==
+    `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
+    calls there) or only on some iterations (`if epoch ==
     0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
     that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, and on the
@@ -179,8 +180,9 @@ class PredictInLoop(Rule):
             x = call.args[0] if call.args else keyword(call, "x")
             if outputs_distribution(facts, receiver, call):
                 continue  # TFP layers: a direct call returns a distribution object, not an array
-            if ctx.hot.on_some_iterations(call) or _beside_the_training_loop(facts, loops[0], call):
-                continue  # once per epoch (validation beside the step loop), or under ``if epoch == 0``
+            if ctx.hot.on_some_iterations(call) or _beside_the_training_loop(facts, loops[0], call) \
+                    or ctx.hot.runs_beside_training(call):
+                continue  # once per epoch (validation, or a sample in a def called beside the step loop), or under ``if epoch == 0``
             if x is not None and _times_the_same_call(facts, loops[0], x):
                 continue  # a benchmark of predict itself: the repeats are the point
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)):
