@@ -30,6 +30,7 @@ from functools import cached_property
 
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
 from tfperf_lsp.analysis.versions import version_gated
 from tfperf_lsp.notebook import TF1_MAGIC_MASK
 
@@ -55,7 +56,6 @@ _TF1_GRAPH_SWITCHES = {
 }
 _TF1_SESSIONS = {"tensorflow.compat.v1.Session", "tensorflow.Session", "tensorflow.compat.v1.InteractiveSession"}
 _TAPE = "tensorflow.GradientTape"
-_TRAINING_CALLS = frozenset({"apply_gradients", "minimize", "train_on_batch", "fit"})
 _EAGER_SWITCHES = {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.enable_eager_execution",
                    "tensorflow.contrib.eager.enable_eager_execution"}
 # TensorFlow 1 names that TensorFlow 2 removed from ``tf`` (they live on in ``tf.compat.v1`` only).
@@ -337,7 +337,7 @@ class HotCode:
             if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call):
                 tape = tape or self.facts.qualname(node.context_expr.func) == _TAPE
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                apply = apply or node.func.attr in ("apply_gradients", "minimize")
+                apply = apply or node.func.attr in OPTIMIZER_STEPS
         return tape and apply
 
     def is_hot(self, node: ast.AST) -> bool:
@@ -440,7 +440,7 @@ class HotCode:
         for node in walk_same_scope(loop):
             if not isinstance(node, ast.Call):
                 continue
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _TRAINING_CALLS:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
                 return True
             step = self.facts.resolve_def(node.func, node)
             if step is not None and any(isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call)

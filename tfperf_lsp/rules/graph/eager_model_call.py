@@ -7,7 +7,7 @@ from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import LoopFlow
-from tfperf_lsp.analysis.models import assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import tf_alias
@@ -174,9 +174,6 @@ def _call_a_graph(ctx: RuleContext, loop: ast.AST, model: str, title: str, optio
     return Fix(title, (*edits, *extra))
 
 
-_OPTIMIZER_STEPS = frozenset({"apply_gradients", "minimize"})
-
-
 def _trains_eagerly(facts: ModuleFacts, loop: ast.AST) -> bool:
     """The loop runs an optimizer step eagerly: ``optimizer.apply_gradients`` in its body, or a
     local def it calls opens a ``GradientTape`` (``loss, grads = grad(model, x, y)``: the
@@ -189,7 +186,7 @@ def _runs_a_step(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
     for node in walk_same_scope(code):
         if not isinstance(node, ast.Call):
             continue
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _OPTIMIZER_STEPS:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in OPTIMIZER_STEPS:
             return True
         if isinstance(code, FunctionNode) and facts.qualname(node.func) == _TAPE:
             return True

@@ -6,14 +6,13 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
 from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
-_UPDATES = {"apply_gradients", "minimize"}
 
 
 class EagerTrainStep(Rule):
@@ -174,7 +173,6 @@ class EagerTrainStep(Rule):
             )
 
 
-
 def decorate_with_tf_function(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Fix:
     """``def step(x): ...`` -> ``@tf.function`` above it (and above its other decorators); the
     import of TensorFlow too if the file has none above. TFP303 uses it as well."""
@@ -191,7 +189,7 @@ def _tape_items(facts: ModuleFacts) -> list[ast.withitem]:
 
 def _updates_in(facts: ModuleFacts, scope: ast.AST) -> bool:
     return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _UPDATES
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPTIMIZER_STEPS
         for node in walk_same_scope(scope)
     )
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -244,7 +244,6 @@ class PredictInLoop(Rule):
             )
 
 
-
 def _unpacked(facts: ModuleFacts, call: ast.Call) -> bool:
     """``o, h, c = model.predict(...)``: the model has several outputs."""
     parent = facts.parent(call)
@@ -357,7 +356,6 @@ _RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLS
 
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)  # a comprehension's iterations cannot see each other
-_TRAINING_CALLS = frozenset({"train_on_batch", "fit", "apply_gradients", "minimize"})
 
 
 def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
@@ -368,12 +366,10 @@ def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call)
     for node in walk_same_scope(loop):
         if node is loop or node in around or not isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
             continue
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _TRAINING_CALLS
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TRAINING_CALLS
                for n in walk_same_scope(node)):
             return True
     return False
-
-
 
 
 # predict's setup costs tens of milliseconds a call (a CPU, a small model): this many calls in

@@ -5,7 +5,7 @@ import ast
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import assigned_in
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -189,11 +189,8 @@ def _alternates_models(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> boo
     return False
 
 
-_HAND_STEPS = frozenset({"apply_gradients", "minimize"})
-
-
 def _steps_by_hand(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr in _HAND_STEPS
+    return isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_STEPS
 
 
 def _steps_by_hand_in(facts: ModuleFacts, call: ast.Call) -> bool:

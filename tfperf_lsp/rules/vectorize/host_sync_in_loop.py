@@ -6,13 +6,12 @@ import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
-from tfperf_lsp.analysis.models import calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 
 _STEP_NAME = re.compile(r"train_step|training_step|train_on_batch|train_batch|update_step", re.IGNORECASE)
-_OPTIMIZER_STEP = {"apply_gradients", "minimize"}
 _CONDITIONAL = (ast.If, ast.IfExp, ast.While, ast.ExceptHandler, ast.Assert, ast.BoolOp, ast.comprehension)
 
 
@@ -147,7 +146,7 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
     step_defs: set[str] = set()
     direct: set[ast.Call] = set()
     for call in facts.calls:
-        if isinstance(call.func, ast.Attribute) and call.func.attr in _OPTIMIZER_STEP:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_STEPS:
             direct.add(call)
             fn = facts.enclosing_function(call)
             if fn is not None:
