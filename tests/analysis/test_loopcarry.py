@@ -53,3 +53,19 @@ def carry(body: str):
 ])
 def test_carry(body, expected):
     assert carry(body) == expected
+
+
+def test_an_input_made_from_the_loop_item_is_recognised_as_per_item():
+    source = SourceText(textwrap.dedent("""
+        import numpy as np
+        for transition in batch_samples:
+            s, a, r = transition
+            model.predict(s.reshape(1, -1))
+        for _ in range(9):
+            model.predict(x)
+    """))
+    facts = ModuleFacts(source.parse(), source)
+    first, second = [n for n in ast.walk(facts.tree) if isinstance(n, ast.For)]
+    calls = [c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr == "predict"]
+    assert LoopFlow(facts, first).carry(calls[0].args[0]).from_item
+    assert not LoopFlow(facts, second).carry(calls[1].args[0]).from_item

@@ -47,10 +47,12 @@ class _Change:
 @dataclass
 class Carry:
     """What the loop body does to one read: ``carried``, its value comes (in part) from an
-    earlier iteration; ``grows``, and that value gets longer every iteration."""
+    earlier iteration; ``grows``, and that value gets longer every iteration; ``from_item``, it is
+    made from the item the loop is on."""
 
     carried: bool = False
     grows: bool = False
+    from_item: bool = False  # made (in part) from the loop's own item (``sample = x.reshape(...)`` of ``for x in X``)
 
 
 @dataclass
@@ -79,7 +81,7 @@ class LoopFlow:
         seen: set[tuple[str, Position, bool]] = set()
         # (a name, where it is read, the node that reads it, whether its length reaches ``expr``)
         todo = [(name, _start(expr), expr, _keeps_length(self.facts, expr)) for name in _names_read(expr)]
-        while todo and not (result.carried and result.grows) and len(seen) < 500:
+        while todo and len(seen) < 500:
             name, at, reader, length_reaches = todo.pop()
             if (name, at, length_reaches) in seen:
                 continue
@@ -90,6 +92,7 @@ class LoopFlow:
             before = [c for c in changes if c.at < at and c.replaces and self._always_runs_before(c.node, reader)]
             if before:  # made in this iteration: from what that binding and the updates after it read
                 sources = [before[-1]] + [c for c in changes if before[-1].at < c.at < at]
+                result.from_item = result.from_item or before[-1].node is self.loop
             else:  # nothing in this iteration set it before the read: what the last iteration left
                 result.carried = True
                 # longer each time when it gains more than it loses (not ``pattern.append(index)``

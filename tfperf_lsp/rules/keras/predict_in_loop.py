@@ -223,7 +223,9 @@ class PredictInLoop(Rule):
             direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
                       else f"`{name}({x_text}, training=False).numpy()`")
             loop = loops[-1]
-            item_loop = loop if isinstance(loop, ast.For) and x is not None and _is_loop_item(facts, loop, x) else None
+            per_item = x is not None and (_is_loop_item(facts, loop, x) if isinstance(loop, ast.For) else False) \
+                or len(loops) == 1 and flow.from_item and not carried  # ``sample = sample.reshape(1, -1)`` first
+            item_loop = loop if isinstance(loop, ast.For) and per_item else None
             over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
             if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
