@@ -1,7 +1,9 @@
 """``tfperf check`` over a process pool with a content-hash cache: same findings, same order,
 and a cached result is used only while the file and the workspace files it consulted are unchanged."""
 import json
+import os
 import textwrap
+import time
 
 import pytest
 
@@ -175,3 +177,21 @@ def test_a_warm_run_loads_no_analysis_module(project, tmp_path):
     fixing = subprocess.run(command + ["--diff", "--unsafe-fixes"], cwd=project, capture_output=True, text=True, env=env)
     assert "tfperf_lsp.analysis.workspace" in fixing.stderr  # the probe sees an analysis in this process
     assert warm.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_results_of_other_versions_are_removed_when_this_one_starts_its_folder(project, capsys):
+    cache = project / ".tfperf_cache"
+    old = cache / "0.0.1-0123456789abcdef" / "ab"
+    old.mkdir(parents=True)
+    (old / "result").write_bytes(b"stale")
+    busy = cache / "0.0.2-fedcba9876543210" / "cd"  # another version writing right now
+    busy.mkdir(parents=True)
+    stale = time.time() - 3600
+    os.utime(old, (stale, stale))
+    os.utime(old.parent, (stale, stale))
+    assert main(["check", "."]) == 1
+    capsys.readouterr()
+    versions = sorted(p.name for p in cache.iterdir() if p.is_dir())
+    assert "0.0.1-0123456789abcdef" not in versions  # stale: removed
+    assert "0.0.2-fedcba9876543210" in versions  # written a moment ago: kept
+    assert len(versions) == 2  # and this version's own folder

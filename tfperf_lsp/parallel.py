@@ -15,8 +15,10 @@ import json
 import multiprocessing
 import os
 import pickle
+import shutil
 import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, is_dataclass
 from enum import Enum
@@ -24,6 +26,9 @@ from typing import Iterator
 
 from tfperf_lsp import __version__
 from tfperf_lsp.files import FileProblem, read_source
+
+# A cache folder of another tfperf version written this recently may belong to a run in progress.
+_ACTIVE_S = 60.0
 
 CACHE_DIR = ".tfperf_cache"
 MIN_FILES_FOR_POOL = 4  # below this, starting processes costs more than it saves
@@ -162,6 +167,8 @@ class ResultCache:
             folder = os.path.join(self.dir, key[:2])
             if not os.path.isdir(folder):
                 self._create_root()
+                if not os.path.isdir(self.dir):
+                    self._prune_other_versions()
                 os.makedirs(folder, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=folder)
             with os.fdopen(fd, "wb") as handle:
@@ -183,6 +190,25 @@ class ResultCache:
             except OSError:
                 self._stamps[path] = None
         return self._stamps[path]
+
+    def _prune_other_versions(self) -> None:
+        """Results of another tfperf (an upgrade, or an edited checkout) are never read again:
+        remove them when this one starts its folder, so the cache does not grow with every
+        version (12 GB after a day of edits). A folder written in the last minute is left
+        alone: another version may be running on this tree right now."""
+        now = time.time()
+        mine = os.path.basename(self.dir)
+        for name in os.listdir(self.root):
+            path = os.path.join(self.root, name)
+            if name == mine or not os.path.isdir(path):
+                continue
+            try:
+                # a new result changes its two-letter folder's time, not the version folder's
+                latest = max([os.path.getmtime(path)] + [entry.stat().st_mtime for entry in os.scandir(path)])
+            except OSError:
+                continue
+            if now - latest > _ACTIVE_S:
+                shutil.rmtree(path, ignore_errors=True)
 
     def _create_root(self) -> None:
         os.makedirs(self.root, exist_ok=True)
