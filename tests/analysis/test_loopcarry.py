@@ -48,6 +48,8 @@ def carry(body: str):
     # a growing text through a tokenizer that does not pad: grows; through a layer tfperf does not know: unsure, so not said
     ("for _ in range(9):\n    t = tok.texts_to_sequences([text])[0]\n    y = model.predict([t])\n    text += 'a'\n", (True, True)),
     ("for _ in range(9):\n    t = vectorize([text])\n    y = model.predict(t)\n    text += 'a'\n", (True, False)),
+    # the object's state, appended to after the call
+    ("for _ in range(9):\n    y = model.predict(np.array([self.history]))\n    self.history.append(1)\n", (True, False)),
     # np.append is NumPy's, not a list being appended to
     ("for x in data:\n    y = model.predict(x)\n    out = np.append(out, y)\n", (False, False)),
 ])

@@ -137,7 +137,8 @@ class LoopFlow:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             root = _root_name(node.func.value)
             if root == "self":
-                if self._changes_self(node):  # ``self.record(move)``, which appends to ``self.history``
+                # ``self.history.append(move)``, or ``self.record(move)`` which appends to it
+                if node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Attribute) or self._changes_self(node):
                     self._add(root, _Change(_end(node), False, tuple(node.args), 0, node))
             elif node.func.attr in _MUTATORS and root is not None and root not in self.facts.imports.bindings:
                 self._add(root, _Change(_end(node), False, tuple(node.args), 1, node))  # not ``np.append(a, b)``
