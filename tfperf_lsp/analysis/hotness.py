@@ -425,23 +425,28 @@ class HotCode:
             return False
         for call in calls:
             loops = facts.enclosing_loops(call)
-            if not loops or not self._beside_a_training_loop(loops[0], call):
+            if not loops or not self.beside_a_training_loop(loops[0], call):
                 return False
         return True
 
-    def _beside_a_training_loop(self, loop: ast.AST, call: ast.AST) -> bool:
-        around = set(self.facts.ancestors(call))
+    def beside_a_training_loop(self, loop: ast.AST, node: ast.AST, through_steps: bool = True) -> bool:
+        """``loop`` holds an inner loop that trains and ``node`` is not in it: an epoch loop, and
+        ``node`` runs once per epoch beside the steps. ``through_steps``: a call of a def that
+        opens a ``GradientTape`` counts as training too, not only an optimizer or Keras training call."""
+        around = set(self.facts.ancestors(node))
         return any(inner is not loop and inner not in around and isinstance(inner, (ast.For, ast.While, ast.AsyncFor))
-                   and self._trains(inner) for inner in walk_same_scope(loop))
+                   and self._trains(inner, through_steps) for inner in walk_same_scope(loop))
 
-    def _trains(self, loop: ast.AST) -> bool:
-        """The loop runs a training step: an optimizer or Keras training call, or a def of this
-        file that opens a ``GradientTape`` (``train_step(x, y)``)."""
+    def _trains(self, loop: ast.AST, through_steps: bool) -> bool:
+        """The loop runs a training step: an optimizer or Keras training call, or (``through_steps``)
+        a def of this file that opens a ``GradientTape`` (``train_step(x, y)``)."""
         for node in walk_same_scope(loop):
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
                 return True
+            if not through_steps:
+                continue
             step = self.facts.resolve_def(node.func, node)
             if step is not None and any(isinstance(n, ast.withitem) and isinstance(n.context_expr, ast.Call)
                                         and self.facts.qualname(n.context_expr.func) == _TAPE for n in walk_same_scope(step)):

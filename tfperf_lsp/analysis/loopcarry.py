@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tfperf_lsp.analysis.facts import ModuleFacts, target_names, walk_same_scope
+from tfperf_lsp.analysis.astutil import int_literal
+from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
 
 _MUTATORS = frozenset({"append", "extend", "insert"})
 _CONCATENATORS = ("concat", "concatenate", "append", "hstack", "column_stack", "vstack")
@@ -67,7 +68,7 @@ class LoopFlow:
         loop = self.loop
         if isinstance(loop, (ast.For, ast.AsyncFor)):
             for name in target_names(loop.target):  # a new item every iteration, from the iterable made once
-                self._add(name, _Change(_start(loop), True, (), 0, loop))
+                self._add(name, _Change(position(loop), True, (), 0, loop))
         for stmt in getattr(loop, "body", []):
             for node in walk_same_scope(stmt):
                 self._record(node)
@@ -80,7 +81,7 @@ class LoopFlow:
         result = Carry()
         seen: set[tuple[str, Position, bool]] = set()
         # (a name, where it is read, the node that reads it, whether its length reaches ``expr``)
-        todo = [(name, _start(expr), expr, _keeps_length(self.facts, expr)) for name in _names_read(expr)]
+        todo = [(name, position(expr), expr, _keeps_length(self.facts, expr)) for name in _names_read(expr)]
         while todo and len(seen) < 500:
             name, at, reader, length_reaches = todo.pop()
             if (name, at, length_reaches) in seen:
@@ -102,7 +103,7 @@ class LoopFlow:
             for change in sources:
                 for value in change.reads:
                     keeps_length = length_reaches and _keeps_length(self.facts, value)
-                    todo.extend((read, _start(change.node), change.node, keeps_length) for read in _names_read(value))
+                    todo.extend((read, position(change.node), change.node, keeps_length) for read in _names_read(value))
         return result
 
     def _always_runs_before(self, node: ast.AST, reader: ast.AST) -> bool:
@@ -130,10 +131,10 @@ class LoopFlow:
                 self._add(root, _Change(_end(node), False, (node.value,), int(isinstance(node.op, ast.Add)), node))
         elif isinstance(node, (ast.For, ast.AsyncFor)):  # an inner loop: its target, from its iterable
             for name in target_names(node.target):
-                self._add(name, _Change(_start(node), True, (node.iter,), 0, node))
+                self._add(name, _Change(position(node), True, (node.iter,), 0, node))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             for name in target_names(node.optional_vars):
-                self._add(name, _Change(_start(node.context_expr), True, (node.context_expr,), 0, node))
+                self._add(name, _Change(position(node.context_expr), True, (node.context_expr,), 0, node))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             root = _root_name(node.func.value)
             if root == "self":
@@ -181,8 +182,7 @@ class LoopFlow:
         window, ``np.append(batch[:, 1:], [[y]], axis=1)``); ``x = np.delete(x, 0, axis=0)``,
         ``p = p[1:]``: -1, the name with its first items dropped; 0 otherwise."""
         if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name:
-            parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
-            return -1 if any(isinstance(p, ast.Slice) and _positive_int(p.lower) for p in parts) else 0
+            return -1 if any(isinstance(p, ast.Slice) and (int_literal(p.lower) or 0) > 0 for p in _slice_parts(value)) else 0
         if not isinstance(value, ast.Call):
             return 0
         qualname = self.facts.qualname(value.func) or ""
@@ -209,7 +209,7 @@ def _keeps_length(facts: ModuleFacts, value: ast.AST) -> bool:
     (``predictions[-1]``) or the result of a call tfperf does not know (a ``TextVectorization``
     layer, which may pad) do not, as far as tfperf can tell."""
     if isinstance(value, ast.Subscript):
-        parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        parts = _slice_parts(value)
         if any(isinstance(p, ast.Slice) and p.upper is None and p.step is None and isinstance(p.lower, ast.UnaryOp)
                and isinstance(p.lower.op, ast.USub) for p in parts):
             return False
@@ -234,8 +234,9 @@ _KEEP_LENGTH = frozenset({"numpy.array", "numpy.asarray", "numpy.expand_dims", "
 _KEEP_LENGTH_METHODS = frozenset({"reshape", "astype", "copy", "texts_to_sequences", "split"})
 
 
-def _positive_int(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value > 0
+def _slice_parts(subscript: ast.Subscript) -> list[ast.expr]:
+    """``x[:, 1:]`` -> the index of each axis."""
+    return list(subscript.slice.elts) if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
 
 
 def _names_read(expr: ast.AST) -> list[str]:
@@ -248,10 +249,6 @@ def _root_name(target: ast.AST) -> str | None:
     while isinstance(target, (ast.Subscript, ast.Attribute)):
         target = target.value
     return target.id if isinstance(target, ast.Name) else None
-
-
-def _start(node: ast.AST) -> Position:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _end(node: ast.AST) -> Position:

@@ -85,11 +85,11 @@ def is_model_name(facts: ModuleFacts, name: ast.Name) -> bool:
     return isinstance(assignment, ast.Assign) and creates_model(facts, assignment.value)
 
 
-# Where pretrained networks come from: Keras' applications, TF Hub, and the ``from_pretrained`` /
-# ``from_preset`` loaders of Hugging Face transformers and KerasHub.
 # Calls that train a model: an optimizer step written by hand, and Keras' own training calls.
 OPTIMIZER_STEPS = frozenset({"apply_gradients", "minimize"})
 TRAINING_CALLS = OPTIMIZER_STEPS | {"train_on_batch", "fit"}
+# Where pretrained networks come from: Keras' applications, TF Hub, and the ``from_pretrained`` /
+# ``from_preset`` loaders of Hugging Face transformers and KerasHub.
 _PRETRAINED_MODULES = ("keras.applications.", "tensorflow_hub.", "keras_hub.", "keras_nlp.", "keras_cv.")
 _PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_preset"})
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -71,8 +71,7 @@ class PredictInLoop(Rule):
     from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
-    calls there) or only on some iterations (`if epoch ==
-    0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
+    calls there) or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
     that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, and on the
     inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`): each
@@ -111,8 +110,8 @@ class PredictInLoop(Rule):
     a window that drops as much as it appends (`np.append(batch[:, 1:], [[y]], axis=1)`,
     `pattern.append(i)` then `pattern = pattern[1:]`), the last item of a growing list
     (`predictions[-1]`), a text padded to `maxlen` or passed through a layer tfperf does not
-    size (a `TextVectorization` may pad): those keep one shape, or may. An input counts as built from earlier iterations when it reads a value the loop
-    changes and this iteration has not set yet (a token list appended to after the call, a table
+    size (a `TextVectorization` may pad): those keep one shape, or may. An input counts as built
+    from earlier iterations when it reads a value the loop changes and this iteration has not set yet (a token list appended to after the call, a table
     the prediction is written into); one rebuilt from the loop's item (`sample =
     sample.reshape(1, -1)`) is this iteration's own.
     """
@@ -180,7 +179,7 @@ class PredictInLoop(Rule):
             x = call.args[0] if call.args else keyword(call, "x")
             if outputs_distribution(facts, receiver, call):
                 continue  # TFP layers: a direct call returns a distribution object, not an array
-            if ctx.hot.on_some_iterations(call) or _beside_the_training_loop(facts, loops[0], call) \
+            if ctx.hot.on_some_iterations(call) or ctx.hot.beside_a_training_loop(loops[0], call, through_steps=False) \
                     or ctx.hot.runs_beside_training(call):
                 continue  # once per epoch (validation, or a sample in a def called beside the step loop), or under ``if epoch == 0``
             if x is not None and _times_the_same_call(facts, loops[0], x):
@@ -223,9 +222,10 @@ class PredictInLoop(Rule):
             direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
                       else f"`{name}({x_text}, training=False).numpy()`")
             loop = loops[-1]
-            per_item = x is not None and (_is_loop_item(facts, loop, x) if isinstance(loop, ast.For) else False) \
-                or len(loops) == 1 and flow.from_item and not carried  # ``sample = sample.reshape(1, -1)`` first
-            item_loop = loop if isinstance(loop, ast.For) and per_item else None
+            # ``for item in items``, the input the item (``predict(item)``) or made from it first
+            # (``sample = sample.reshape(1, -1)``)
+            item_loop = loop if isinstance(loop, ast.For) and x is not None and (
+                _is_loop_item(facts, loop, x) or len(loops) == 1 and flow.from_item and not carried) else None
             over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
             if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
@@ -358,20 +358,6 @@ _RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLS
 
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)  # a comprehension's iterations cannot see each other
-
-
-def _beside_the_training_loop(facts: ModuleFacts, loop: ast.AST, call: ast.Call) -> bool:
-    """The loop around ``call`` holds an inner loop that trains (``train_on_batch``, ``fit``,
-    ``apply_gradients``) and ``call`` is not in it: an epoch loop, and ``predict`` validates once
-    per epoch, on the whole validation set."""
-    around = set(facts.ancestors(call))
-    for node in walk_same_scope(loop):
-        if node is loop or node in around or not isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-            continue
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TRAINING_CALLS
-               for n in walk_same_scope(node)):
-            return True
-    return False
 
 
 # predict's setup costs tens of milliseconds a call (a CPU, a small model): this many calls in
