@@ -50,6 +50,12 @@ def carry(body: str):
     ("for _ in range(9):\n    t = vectorize([text])\n    y = model.predict(t)\n    text += 'a'\n", (True, False)),
     # the object's state, appended to after the call
     ("for _ in range(9):\n    y = model.predict(np.array([self.history]))\n    self.history.append(1)\n", (True, False)),
+    # a batch gathered step by step, read when full and then started afresh: carried, but no longer each time
+    ("while not done:\n    batch.append(s)\n    if len(batch) >= 16 or done:\n        x = np.array(batch)\n"
+     "        v = model.predict(x)\n        batch = []\n", (True, False)),
+    # started afresh only in another branch (not after every read): still longer each time
+    ("for i in range(9):\n    batch.append(i)\n    v = model.predict(np.array(batch))\n    if i == 99:\n        batch = []\n",
+     (True, True)),
     # np.append is NumPy's, not a list being appended to
     ("for x in data:\n    y = model.predict(x)\n    out = np.append(out, y)\n", (False, False)),
 ])

@@ -98,13 +98,21 @@ class LoopFlow:
                 result.carried = True
                 # longer each time when it gains more than it loses (not ``pattern.append(index)``
                 # then ``pattern = pattern[1:]``: a window that keeps its length)
-                result.grows = result.grows or (length_reaches and sum(c.length for c in changes) > 0)
+                result.grows = result.grows or (length_reaches and sum(c.length for c in changes) > 0
+                                                and not self._emptied_after(name, changes, at, reader))
                 sources = changes
             for change in sources:
                 for value in change.reads:
                     keeps_length = length_reaches and _keeps_length(self.facts, value)
                     todo.extend((read, position(change.node), change.node, keeps_length) for read in _names_read(value))
         return result
+
+    def _emptied_after(self, name: str, changes: list[_Change], at: Position, reader: ast.AST) -> bool:
+        """After each read the loop starts the value afresh (``batch = []`` in the block that
+        reads ``batch`` when it is full): every read sees what was gathered since the last one,
+        not a value longer than the last."""
+        return any(c.replaces and c.at > at and self._always_runs_before(c.node, reader)
+                   and name not in (n for value in c.reads for n in _names_read(value)) for c in changes)
 
     def _always_runs_before(self, node: ast.AST, reader: ast.AST) -> bool:
         """The change runs on every iteration that reaches ``reader``: every branch or inner

@@ -40,7 +40,8 @@ class NoCache(Rule):
     ## When it stays silent
     When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
     the first epoch's random images), is stateful or calls code tfperf cannot
-    see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when the
+    see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when a `take()`
+follows it before any `repeat()` (a cache read only in part is discarded at the end of every epoch); when the
     dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)` or `evaluate` is read
     once too: it only lets Keras count `steps_per_epoch`; so is one read by a loop that breaks
     after its first batch, a preview), or rebuilt inside the epoch loop.
@@ -164,11 +165,24 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
         after = chain[: chain.index(step)]
         if any(s.method in ("cache", "snapshot") for s in after):
             continue
+        if _taken_in_part(after):
+            continue  # a cache read only in part is discarded at the end of every epoch
         if consumer.epochs:
             return consumer
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
     return None
+
+
+def _taken_in_part(after: list[Step]) -> bool:
+    """A ``take()`` follows the map before any ``repeat()`` (``after``: the steps after the map,
+    last first): each epoch reads only part of what a cache after the map would hold."""
+    for step in reversed(after):
+        if step.method == "repeat":
+            return False
+        if step.method == "take":
+            return True
+    return False
 
 
 def _one_pass(ctx: RuleContext, consumer: Consumer) -> bool:

@@ -64,7 +64,9 @@ class LegacyKerasImport(Rule):
     TensorFlow 2 removed): there this path was `tf.keras` itself, and the file cannot run on
     TensorFlow 2 for other reasons. When the file imports only helpers from it (`preprocessing`,
     `utils`, `backend`) or callbacks that Keras 3's `fit` runs as they are (`EarlyStopping`,
-    `CSVLogger`; verified on TF 2.21): no model is built from its classes; likewise when the names it imports
+    `CSVLogger`, a `Callback` subclass; verified on TF 2.21, where `ReduceLROnPlateau`,
+    `LearningRateScheduler`, `ModelCheckpoint`, `TensorBoard` and `BackupAndRestore` fail, and
+    the message names those the file imports): no model is built from its classes; likewise when the names it imports
     are never used in the file (a leftover import builds nothing). For the public APIs: `from tensorflow import keras`, `tf.keras`, `import keras`, `tf_keras`,
     and for other `tensorflow.python` internals. For a version-gated fallback: an import in a
     branch of an `if` on a version (`if tf.__version__ < ...`) or in the `except ImportError`
@@ -137,9 +139,8 @@ class LegacyKerasImport(Rule):
         title = None
         if fixable and len(fixable) == len(legacy_imports):
             title = f"Import from {fixable[0][1][1]}" + (f" ({len(fixable)} imports)" if more else "")
-        why = ("its ReduceLROnPlateau, LearningRateScheduler, ModelCheckpoint and TensorBoard fail in "
-               "Keras 3's fit on TF 2.21" if legacy == LEGACY + ".callbacks" else
-               "a separate class hierarchy; on TF 2.21 its fit() fails")
+        why = (f"its {_failing_callbacks_named(node)} in Keras 3's fit on TF 2.21" if legacy == LEGACY + ".callbacks"
+               else "a separate class hierarchy; on TF 2.21 its fit() fails")
         yield self.finding(
             ctx, node,
             f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 ({why}){also}: import from {public} instead",
@@ -151,10 +152,13 @@ class LegacyKerasImport(Rule):
 
 
 _HELPER_MODULES = ("preprocessing", "utils", "backend", "saving")
-# Callbacks of the private copy that Keras 3's fit runs as they are (verified on TF 2.21). The
-# others fail there: ReduceLROnPlateau and LearningRateScheduler look for ``optimizer.lr``,
-# ModelCheckpoint passes ``options`` to ``save``, TensorBoard reads ``model._train_counter``.
-_WORKING_CALLBACKS = frozenset({"EarlyStopping", "CSVLogger"})
+# Callbacks of the private copy that fail in Keras 3's fit (verified on TF 2.21):
+# ReduceLROnPlateau and LearningRateScheduler look for ``optimizer.lr``, ModelCheckpoint passes
+# ``options`` to ``save``, TensorBoard reads ``model._train_counter``, BackupAndRestore
+# ``model._distribution_strategy``.
+# EarlyStopping, CSVLogger, LambdaCallback, TerminateOnNaN, a ``Callback`` subclass, ``History`` and
+# ``CallbackList`` run there as they are.
+_FAILING_CALLBACKS = ("ReduceLROnPlateau", "LearningRateScheduler", "ModelCheckpoint", "TensorBoard", "BackupAndRestore")
 # Internals a script may import for a device list or file helpers; any other tensorflow.python
 # module marks code built on TensorFlow's internals.
 _SCRIPT_INTERNALS = ("keras", "client", "platform")
@@ -204,13 +208,23 @@ def _helpers_only(node: Import, legacy: str) -> bool:
         parts = rest.split(".")
         if parts[0] in _HELPER_MODULES or any(_is_helper_module(part) for part in parts[1:]):
             return True
-        if parts == ["callbacks"] and isinstance(node, ast.ImportFrom) and all(a.name in _WORKING_CALLBACKS for a in node.names):
-            return True  # ``EarlyStopping`` from the private copy runs in Keras 3's fit as it is
+        if parts == ["callbacks"] and isinstance(node, ast.ImportFrom) and all(a.name not in _FAILING_CALLBACKS for a in node.names):
+            # ``EarlyStopping`` or a ``Callback`` subclass from the private copy runs in Keras 3's
+            # fit as it is; a name tfperf has not checked there gets no claim either
+            return all(a.name != "*" for a in node.names)
         # ``from ...keras.engine import base_layer_utils``: helper modules of a class package
         return isinstance(node, ast.ImportFrom) and all(_is_helper_module(a.name) for a in node.names)
     if isinstance(node, ast.ImportFrom):
         return all(a.name in _HELPER_MODULES for a in node.names)
     return False
+
+
+def _failing_callbacks_named(node: Import) -> str:
+    """The failing callbacks ``from ....callbacks import ...`` brings, or all of them for an
+    import of the module itself: "ReduceLROnPlateau and ModelCheckpoint fail"."""
+    imported = {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set()
+    named = [name for name in _FAILING_CALLBACKS if name in imported] or list(_FAILING_CALLBACKS)
+    return f"{named[0]} fails" if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1] + " fail"
 
 
 def _is_helper_module(name: str) -> bool:
