@@ -34,9 +34,10 @@ PERFORMANCE_CATEGORIES = frozenset({"retrace", "graph", "vectorize", "xla", "pre
 # Categories whose advice assumes eager execution, op by op: wrong in TensorFlow 1 graph code.
 EAGER_ADVICE_CATEGORIES = frozenset({"retrace", "graph", "vectorize"})
 # Categories whose advice names TensorFlow 2 APIs (``steps_per_execution``, ``jit_compile``,
-# ``keras.mixed_precision``, a model called directly for ``.numpy()``): wrong in code written for
+# ``keras.mixed_precision``, a model called directly for ``.numpy()``, ``tf.function`` where
+# TensorFlow 1's eager mode had ``tf.contrib.eager.defun``): wrong in code written for
 # TensorFlow 1, eager or not.
-TF2_API_ADVICE_CATEGORIES = frozenset({"xla", "precision", "keras"})
+TF2_API_ADVICE_CATEGORIES = frozenset({"xla", "precision", "keras", "graph"})
 
 
 @dataclass(frozen=True, order=True)

@@ -70,7 +70,9 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
     if category in EAGER_ADVICE_CATEGORIES:
         text += (", in code that runs once per model (a Keras functional builder, a layer's `build` / "
                  "`compute_output_shape` / `get_config`)")
-        if not graph_mode_too:
+        if not graph_mode_too and category in TF2_API_ADVICE_CATEGORIES:
+            text += " and in graph code (`disable_eager_execution()`, `tf.compat.v1.Session`)"
+        elif not graph_mode_too:
             text += (" and in TensorFlow 1 graph code (`disable_eager_execution()`, `tf.compat.v1.Session`, "
                      "or APIs TensorFlow 2 removed, such as `tf.contrib` or `tf.logging`, without "
                      "`enable_eager_execution()`)")

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator, Sequence, cast
 
 from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.models import TRAINING_CALLS
 from tfperf_lsp.rules.input_pipeline._astutil import (
     KERAS_CONSUMERS,
     Def,
@@ -187,6 +189,36 @@ class Pipelines:
         not matter. (A pipeline that is also fitted on, iterated whole or returned is not.)"""
         uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
         return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and _takes_few(c.step, step) for c in uses)
+
+    def never_read(self, step: Step) -> bool:
+        """Nothing reads the pipelines built on ``step``: each ends in a name the file never
+        reads again (``test_ds = test_ds.map(f).batch(32)``, then only ``train_ds`` is fitted
+        on), in a def or in a file that trains at its top level, so not a module other files
+        import it from. Its speed does not matter: it never runs."""
+        facts = self.facts
+        leaves = [s for s in self.steps if not s.children and any(u is step for u in s.upstream())]
+        if not leaves or any(c.step in leaves for c in self.consumers):
+            return False
+        for leaf in leaves:
+            statement = facts.parent(leaf.call)
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)):
+                return False  # returned, passed on, stored in an attribute: read elsewhere
+            name = statement.targets[0].id
+            reads = [use for use in facts.names.get(name, []) if isinstance(use.ctx, ast.Load)
+                     and not (statement.lineno <= use.lineno <= (statement.end_lineno or statement.lineno))]
+            # ``ds = ds.map(f)`` reads the binding before it; in a loop, any read may see this one
+            if any(use.lineno > statement.lineno for use in reads) or (reads and facts.enclosing_loops(statement)):
+                return False
+            if facts.enclosing_function(statement) is None and not self._trains_at_top_level:
+                return False  # a module-level name another file may import
+        return True
+
+    @cached_property
+    def _trains_at_top_level(self) -> bool:
+        """The file is a script: it fits or steps a model in its module-level code."""
+        return any(isinstance(call.func, ast.Attribute) and call.func.attr in TRAINING_CALLS
+                   and self.facts.enclosing_function(call) is None for call in self.facts.calls)
 
     def maps(self) -> list[Step]:
         return [s for s in self.steps if s.method == "map"]

@@ -54,7 +54,9 @@ class MapBeforeBatch(Rule):
     cannot be batched before mapping. When `f` draws random numbers it is silent: per-element
     randomness would become per-batch randomness (`x + tf.random.uniform([])` on a batch adds
     the same noise to every element; checked under TensorFlow). Silent too when a `.cache()`
-    follows the batch: the map then runs in the first epoch only.
+    follows the batch: the map then runs in the first epoch only. Silent on a pipeline nothing
+    reads (bound to a name the file never uses again, in a def or a script that trains at its
+    top level): it never runs.
 
     ## Fix
     Swap the two steps: `.batch(b).map(f)`. Offered only when all of these hold:
@@ -104,6 +106,8 @@ class MapBeforeBatch(Rule):
             fn = model.map_function(step)
             if fn.identity or fn.per_element or fn.node is None:
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
+            if model.never_read(step):
+                continue  # built and never used: it never runs
             if _decoded_upstream(model, step):
                 continue  # decoded images differ in size: this map makes them batchable, it must come first
             label = function_label(step.call)

@@ -70,7 +70,9 @@ class MapWithoutParallelCalls(Rule):
     OpenCV release the GIL in their kernels. In test code. `.map` on
     something that is not a visible tf.data pipeline (a parameter, a pandas Series) is never
     reported. Nor is a pipeline this file only previews (`for line in ds.take(5): print(line)`,
-    at most 10 elements, and no `fit`, whole loop or `return` of it): its speed does not matter.
+    at most 10 elements, and no `fit`, whole loop or `return` of it), or never reads (bound to a
+    name the file never uses again, in a def or a script that trains at its top level): its
+    speed does not matter.
 
     ## Fix
     Add `num_parallel_calls=tf.data.AUTOTUNE`. Output order is kept (`deterministic` defaults to
@@ -130,8 +132,8 @@ class MapWithoutParallelCalls(Rule):
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising
-            if model.only_previewed(step):
-                continue  # read a few elements to print them: its speed does not matter
+            if model.only_previewed(step) or model.never_read(step):
+                continue  # read a few elements to print them, or never: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
             if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
