@@ -179,6 +179,8 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
         rule = rule_by_code(finding.code)
         if rule is None or not rule.graph_mode_too:
             return True
+    if finding.category == "retrace" and ctx.hot.shows_tracing_at_line(line):
+        return True  # a demo of retracing, its comment says so: the guide's and tutorials' lessons
     if finding.category in _TF2_API_ADVICE and ctx.hot.tf1_only:
         return True  # code written for TensorFlow 1: steps_per_execution, jit_compile, Keras' mixed precision are not there
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:

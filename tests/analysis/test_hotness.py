@@ -102,6 +102,17 @@ def test_tf1_graph_code_gets_no_eager_advice():
     assert [f.code for f in analyze(code.replace("tf.disable_v2_behavior()\n", ""), "model.py").findings] == ["TFP303"]
 
 
+@pytest.mark.parametrize("code, tf1", [
+    ("import tensorflow.contrib.slim as slim\n", True),
+    ("from keras.engine.topology import Input\nfrom keras.layers import Input\n", True),  # re-bound later: still imported
+    ("try:\n    from tensorflow.contrib.compiler import xla\nexcept ImportError:\n    xla = None\n", False),  # runs on both
+    ("if tf.__version__ < '2':\n    import tensorflow.contrib\n", False),
+    ("from keras.engine import training\n", False),
+])
+def test_imports_only_tensorflow_1_had_mark_code_written_for_it(code, tf1):
+    assert hot("import tensorflow as tf\n" + code).tf1_only is tf1
+
+
 def test_builders_and_one_time_methods_are_cold():
     model = hot(
         """

@@ -31,7 +31,7 @@ from functools import cached_property
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
-from tfperf_lsp.analysis.versions import version_gated
+from tfperf_lsp.analysis.versions import has_fallback, version_gated
 from tfperf_lsp.notebook import TF1_MAGIC_MASK
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -62,6 +62,9 @@ _EAGER_SWITCHES = {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.en
 _TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.logging.", "tensorflow.gfile.", "tensorflow.estimator.inputs.",
                      "tensorflow.layers.", "tensorflow.nn.rnn_cell.", "tensorflow.python_io.", "tensorflow.app.",
                      "tensorflow.flags.", "tensorflow.Summary.")
+# Modules only TensorFlow 1 and the multi-backend Keras of its time (2.3 and before) had: there
+# ``model(x)`` on arrays built a graph node, not a result, and ``predict`` cost little per call.
+_TF1_ERA_MODULES = ("tensorflow.contrib", "keras.engine.topology")
 _TF1_ONLY = frozenset({
     "tensorflow.placeholder", "tensorflow.global_variables_initializer", "tensorflow.local_variables_initializer",
     "tensorflow.tables_initializer", "tensorflow.variable_scope", "tensorflow.get_variable", "tensorflow.string_split",
@@ -268,9 +271,10 @@ class HotCode:
             return True
         if any(line.strip() == TF1_MAGIC_MASK for line in self.facts.source.lines):
             return True  # a notebook that selects TensorFlow 1 (``%tensorflow_version 1.x`` in Colab)
-        return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("tensorflow.contrib")
-                   or isinstance(n, ast.Import) and any(a.name.startswith("tensorflow.contrib") for a in n.names)
-                   for n in self.facts.imports.import_nodes.values())
+        return any((isinstance(n, ast.ImportFrom) and (n.module or "").startswith(_TF1_ERA_MODULES)
+                    or isinstance(n, ast.Import) and any(a.name.startswith(_TF1_ERA_MODULES) for a in n.names))
+                   and not version_gated(self.facts, n) and not has_fallback(self.facts, n)
+                   for n in self.facts.imports.statements)
 
     def is_functional_builder(self, fn: ast.AST) -> bool:
         """A def that builds a Keras functional model and does nothing else with it: it runs
@@ -321,6 +325,23 @@ class HotCode:
                 if best is None or fn.lineno >= best.lineno:
                     best = fn
         return best
+
+    def shows_tracing_at_line(self, line: int) -> bool:
+        """A comment right above the statement at ``line`` (0-based), or above a block around it
+        in the same def, speaks of tracing (``# WARNING: a trace happens for any new value!``
+        over ``for i in range(5): square(i)``): the code shows retracing on purpose, to teach it."""
+        lines = self.facts.source.lines
+        for stmt in _statements_at(self.facts.tree.body, line):
+            first = stmt.lineno - 1
+            above = first - 1
+            while above >= 0 and lines[above].lstrip().startswith("#"):
+                if _TRACING_WORD.search(lines[above]):
+                    return True
+                above -= 1
+            header = lines[first] if first < len(lines) else ""
+            if "#" in header and _TRACING_WORD.search(header[header.index("#"):]):
+                return True
+        return False
 
     def cold_reason_at_line(self, line: int) -> str | None:
         """``why_cold`` for a finding's line: test code, a builder or a run-once method."""
@@ -721,6 +742,29 @@ _DICT_VIEWS = frozenset({"keys", "items", "values"})
 
 
 # A def named for the bug it demonstrates (the TensorFlow guide's buggy_add, leaky_function).
+_TRACING_WORD = re.compile(r"\b(re-?)?trac(e|es|ed|ing)\b", re.IGNORECASE)
+
+
+def _statements_at(body: list[ast.stmt], line: int) -> list[ast.stmt]:
+    """The statements whose lines hold ``line`` (0-based), innermost first, up to the def or
+    class around them (its own header and comments are not the block's)."""
+    found: list[ast.stmt] = []
+    while True:
+        stmt = next((s for s in body if s.lineno - 1 <= line <= (s.end_lineno or s.lineno) - 1), None)
+        if stmt is None:
+            break
+        if isinstance(stmt, (*FunctionNode, ast.ClassDef)) and stmt.lineno - 1 != line:
+            found = []  # only the statements inside the def count
+            body = stmt.body
+            continue
+        found.append(stmt)
+        body = [child for field in ("body", "orelse", "finalbody") for child in getattr(stmt, field, None) or []]
+        body += [child for handler in getattr(stmt, "handlers", []) for child in handler.body]
+        if not body:
+            break
+    return found[::-1]
+
+
 _BUG_NAME = re.compile(r"^_*(buggy|bad|broken|wrong|incorrect|leaky)(_|[A-Z]|$)", re.IGNORECASE)
 _RAISES = frozenset({"raises", "assert_raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
                      "assert_raises_regex", "assertRaisesOpError", "assertRaisesWithPredicateMatch"})

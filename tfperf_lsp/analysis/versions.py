@@ -33,3 +33,18 @@ def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
                 return True
         child = ancestor
     return False
+
+
+def has_fallback(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``node`` is tried first, in the body of a ``try`` whose ``except ImportError`` (or
+    ``AttributeError``) supplies the modern API: the code runs on both versions."""
+    child = node
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, ast.Try) and child in ancestor.body:
+            for handler in ancestor.handlers:
+                caught = handler.type
+                names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
+                if caught is None or any(isinstance(n, ast.Name) and n.id in _MISSING_API_ERRORS for n in names):
+                    return True
+        child = ancestor
+    return False

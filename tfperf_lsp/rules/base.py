@@ -78,7 +78,8 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
                      "`enable_eager_execution()`)")
     if category in TF2_API_ADVICE_CATEGORIES:
         text += (", and in code written for TensorFlow 1 (APIs TensorFlow 2 removed, such as `tf.contrib`, "
-                 "`tf.train.AdamOptimizer` or `tf.placeholder`, or a notebook's `%tensorflow_version 1.x`): "
+                 "`tf.train.AdamOptimizer` or `tf.placeholder`, the multi-backend Keras's `keras.engine.topology`, "
+                 "or a notebook's `%tensorflow_version 1.x`): "
                  "the TensorFlow 2 APIs its advice names are not there")
     marker = "\n## Fix"
     if marker in docs:
