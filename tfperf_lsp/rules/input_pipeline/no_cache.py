@@ -10,6 +10,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
+from tfperf_lsp.analysis.models import holds_pretrained
 from tfperf_lsp.rules.input_pipeline._pipeline import Consumer, Pipelines, Step, pipelines
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
@@ -41,10 +42,13 @@ class NoCache(Rule):
     When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
     the first epoch's random images), is stateful or calls code tfperf cannot
     see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when a `take()`
-follows it before any `repeat()` (a cache read only in part is discarded at the end of every epoch); when the
-    dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)` or `evaluate` is read
-    once too: it only lets Keras count `steps_per_epoch`; so is one read by a loop that breaks
-    after its first batch, a preview), or rebuilt inside the epoch loop.
+    follows it before any `repeat()` (a cache read only in part is discarded at the end of
+    every epoch); when the dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)`
+    or `evaluate` is read once too: it only lets Keras count `steps_per_epoch`; so is one read
+    by a loop that breaks after its first batch, a preview), or rebuilt inside the epoch loop.
+    When the map runs in parallel (`num_parallel_calls`), a `prefetch` follows, and `fit` trains
+    a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
+    convolutions, which sets the pace, so a cache would save CPU time, not training time.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
@@ -114,6 +118,8 @@ follows it before any `repeat()` (a cache read only in part is discarded at the 
             consumer = _repeated_consumer(ctx, model, step)
             if consumer is None:
                 continue
+            if _overlapped_with_a_big_step(ctx, model, step):
+                continue  # the step sets the pace: a cache would save CPU time, not training time
             label = function_label(step.call)
             why = fn.expensive or f"{fn.cost} ops"
             blocker = _upstream_blocker(model, step)
@@ -172,6 +178,23 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
     return None
+
+
+def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) -> bool:
+    """The map runs in parallel (``num_parallel_calls``) and a ``prefetch`` follows, so it
+    overlaps with training, and what ``fit`` trains on it is a network from Keras' applications
+    or TF Hub (pretrained or not): its many convolutions take longer than the decode (judged
+    wrong on 18 fine-tuning notebooks and scripts)."""
+    parallel = len(step.call.args) >= 2 or keyword(step.call, "num_parallel_calls") is not None
+    if not (parallel and step.downstream_has({"prefetch"})):
+        return False
+    for consumer in model.consumers:
+        call = consumer.node
+        if consumer.kind == "fit" and any(s is step for s in consumer.step.upstream()) \
+                and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and holds_pretrained(ctx.facts, call.func.value):
+            return True
+    return False
 
 
 def _taken_in_part(after: list[Step]) -> bool:
