@@ -181,8 +181,10 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
             return True
     if finding.category == "retrace" and ctx.hot.shows_tracing_at_line(line):
         return True  # a demo of retracing, its comment says so: the guide's and tutorials' lessons
-    if finding.category in _TF2_API_ADVICE and ctx.hot.tf1_only:
-        return True  # code written for TensorFlow 1: steps_per_execution, jit_compile, Keras' mixed precision are not there
+    if finding.category in _TF2_API_ADVICE and (ctx.hot.tf1_only or ctx.hot.v2_behavior_off):
+        # code written for TensorFlow 1, or run with its behaviour: steps_per_execution,
+        # jit_compile, Keras' mixed precision are not there, a model call gives no .numpy()
+        return True
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")

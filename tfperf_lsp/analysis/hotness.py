@@ -255,6 +255,15 @@ class HotCode:
             return True
         return self.tf1_only and not any(q in _EAGER_SWITCHES for q in qualnames)
 
+    @cached_property
+    def v2_behavior_off(self) -> bool:
+        """The program turns TensorFlow 2's behaviour off (``tf.compat.v1.disable_v2_behavior()``,
+        ``disable_eager_execution()``): Keras then trains with its TensorFlow 1 loop, where
+        ``steps_per_execution``, ``jit_compile`` and a model called for ``.numpy()`` do not
+        apply. (Not for a ``Session`` alone: a TensorFlow 2 notebook may show one in passing.)"""
+        return any(q in _TF1_GRAPH_SWITCHES and not all(version_gated(self.facts, c) for c in calls)
+                   for q, calls in self.facts.calls_by_qualname.items())
+
     @property
     def _called_qualnames(self) -> Iterable[str]:
         return self.facts.calls_by_qualname.keys()

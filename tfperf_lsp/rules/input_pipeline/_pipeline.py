@@ -190,6 +190,28 @@ class Pipelines:
         uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
         return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and _takes_few(c.step, step) for c in uses)
 
+    def evaluated_once(self, step: Step) -> bool:
+        """Every pipeline built on ``step`` is read in a single pass, and not to train: by
+        ``evaluate`` or ``predict``, or a few batches of it (``take(n)``) looked at once. None
+        repeats it, returns it or hands it to code tfperf cannot follow. What a map costs per
+        element is paid once, beside the model's work on each batch."""
+        uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
+        if not uses or any(c.epochs or c.kind == "return" for c in uses):
+            return False
+        if any(s in self.escaped for s in self.steps if any(u is step for u in s.upstream())):
+            return False
+        for consumer in uses:
+            after = list(consumer.step.upstream())
+            after = after[: next(i for i, s in enumerate(after) if s is step)]
+            if any(s.method == "repeat" for s in after):
+                return False
+            call = consumer.node
+            evaluates = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr in ("evaluate", "predict")
+            if not (evaluates or any(s.method == "take" for s in after)):
+                return False
+        return True
+
     def never_read(self, step: Step) -> bool:
         """Nothing reads the pipelines built on ``step``: each ends in a name the file never
         reads again (``test_ds = test_ds.map(f).batch(32)``, then only ``train_ds`` is fitted

@@ -56,7 +56,8 @@ class MapBeforeBatch(Rule):
     the same noise to every element; checked under TensorFlow). Silent too when a `.cache()`
     follows the batch: the map then runs in the first epoch only. Silent on a pipeline nothing
     reads (bound to a name the file never uses again, in a def or a script that trains at its
-    top level): it never runs.
+    top level): it never runs; and on one read in a single pass, not to train (`evaluate`,
+    `predict`, a few batches taken to look at): the per-element calls are paid once.
 
     ## Fix
     Swap the two steps: `.batch(b).map(f)`. Offered only when all of these hold:
@@ -106,8 +107,8 @@ class MapBeforeBatch(Rule):
             fn = model.map_function(step)
             if fn.identity or fn.per_element or fn.node is None:
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
-            if model.never_read(step):
-                continue  # built and never used: it never runs
+            if model.never_read(step) or model.evaluated_once(step):
+                continue  # built and never used, or evaluated or looked at once: the calls are paid once
             if _decoded_upstream(model, step):
                 continue  # decoded images differ in size: this map makes them batchable, it must come first
             label = function_label(step.call)
