@@ -137,6 +137,7 @@ class Consumer:
     node: ast.AST  # the loop, call or return that uses it
     kind: str  # "for", "fit", "iter", "return" (a local def that loops/fits on it counts as "for"/"fit")
     epochs: bool  # iterated more than once (an epoch loop, fit(epochs>1), a fit/for in a loop)
+    validation: bool = False  # ``fit(..., validation_data=ds)``: read to validate, not to train
 
 
 class Pipelines:
@@ -333,7 +334,7 @@ class Pipelines:
                             epochs = func.attr == "fit" and more_than_one(facts, keyword(call, "epochs"))
                         else:
                             epochs = _validated_more_than_once(facts, call)
-                        found.append(Consumer(step, call, "fit", epochs or self._repeated(call, step)))
+                        found.append(Consumer(step, call, "fit", epochs or self._repeated(call, step), validation=not is_x))
             elif isinstance(func, ast.Attribute) and func.attr == "as_numpy_iterator":
                 step = self.dataset_of(func.value)
                 if step is not None:

@@ -124,6 +124,8 @@ class NoCache(Rule):
             why = fn.expensive or f"{fn.cost} ops"
             blocker = _upstream_blocker(model, step)
             where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
+            if consumer.validation:
+                where = "fit validates on it every epoch"
             if blocker:
                 yield self.finding(
                     ctx, step.method_node(),
@@ -160,10 +162,13 @@ _ADVICE = {
 
 class _Repeat:
     kind = "repeat"
+    validation = False
 
 
 def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consumer | _Repeat | None:
-    """A consumer that iterates a pipeline containing ``step`` several times, with no cache after it."""
+    """A consumer that iterates a pipeline containing ``step`` several times, with no cache after
+    it: one that trains on it rather than one that validates on it, when there are both."""
+    validating: Consumer | None = None
     for consumer in model.consumers:
         chain = list(consumer.step.upstream())
         if step not in chain:
@@ -173,11 +178,14 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
             continue
         if _taken_in_part(after):
             continue  # a cache read only in part is discarded at the end of every epoch
+        if consumer.epochs and consumer.validation:
+            validating = validating or consumer
+            continue
         if consumer.epochs:
             return consumer
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
-    return None
+    return validating
 
 
 def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) -> bool:
