@@ -750,7 +750,7 @@ _WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
 
 
-# A def named for the bug it demonstrates (the TensorFlow guide's buggy_add, leaky_function).
+# "trace", "retracing", "re-traced": a comment that speaks of tracing.
 _TRACING_WORD = re.compile(r"\b(re-?)?trac(e|es|ed|ing)\b", re.IGNORECASE)
 
 
@@ -774,6 +774,7 @@ def _statements_at(body: list[ast.stmt], line: int) -> list[ast.stmt]:
     return found[::-1]
 
 
+# A def named for the bug it demonstrates (the TensorFlow guide's buggy_add, leaky_function).
 _BUG_NAME = re.compile(r"^_*(buggy|bad|broken|wrong|incorrect|leaky)(_|[A-Z]|$)", re.IGNORECASE)
 _RAISES = frozenset({"raises", "assert_raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
                      "assert_raises_regex", "assertRaisesOpError", "assertRaisesWithPredicateMatch"})
