@@ -31,8 +31,9 @@ CODES = {
     "D1": {"TFP701"}, "D2": {"TFP702"}, "D3": {"TFP703"}, "D4": {"TFP704"}, "D5": {"TFP705"},
     "K1": {"TFP801"}, "K2": {"TFP802"}, "K4": {"TFP804"}, "K5": {"TFP805"},
 }
-# The examples show the opt-in rules' patterns too (R7's deprecated argument): select them.
-OPT_IN = {"extend-select": ["TFP106"]}
+# The examples show the opt-in rules' patterns too (R7's deprecated argument, K2's
+# train_on_batch loop): select them.
+OPT_IN = {"extend-select": ["TFP106", "TFP802"]}
 GPU = Settings().with_overrides({**OPT_IN, "device": {"gpu": True, "compute_capability": "8.6"}})
 CPU = Settings().with_overrides(OPT_IN)
 

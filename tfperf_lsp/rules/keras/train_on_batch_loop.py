@@ -17,8 +17,9 @@ class TrainOnBatchLoop(Rule):
     name = "train-on-batch-loop"
     category = "keras"
     severity = Severity.INFORMATION
-    summary = "train_on_batch / fit on small batches in a Python loop: one fit call may be faster - benchmark it"
+    summary = "opt-in: train_on_batch / fit on small batches in a Python loop: one fit call may be faster - benchmark it"
     doc_url = "https://keras.io/api/models/model_training_apis/#trainonbatch-method"
+    opt_in = True  # a low-confidence hint: every finding judged on real code was wrong (38 of 38)
     docs = """
     ## What it does
     Finds `model.train_on_batch(...)` called inside a Python loop, and `model.fit(...)` called
@@ -35,7 +36,11 @@ class TrainOnBatchLoop(Rule):
     this is a low-confidence hint: benchmark both on your device.
 
     ## When it stays silent
-    In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
+    Unless selected (`select`/`extend-select` naming `TFP802`, `train-on-batch-loop`, `TFP8` or
+    `keras`; `tfperf check --extend-select TFP802`): on real code every finding of it was judged
+    wrong (38 of 38: GAN and RL loops that interleave other work, a model class's own
+    `train_on_batch`, tutorials that show the loop on purpose), and on Keras 3 the loop is often
+    the faster one. When selected: in a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     Keras compiles `train_on_batch` with that backend.
     Outside loops, inside a `tf.function`, when the model is re-created in the loop (a warm-up
     call per new model), when the loop also trains another model with `train_on_batch` (a GAN's
