@@ -48,7 +48,10 @@ class PythonSideEffect(Rule):
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
     what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
     under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
-    with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call.
+    with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call. Silent in a
+    tf.function the file calls exactly once (one call, at a place that runs once, its name used
+    nowhere else): its one trace runs the Python code once, as one eager call would; unless the
+    code sits in a loop AutoGraph may turn into a graph loop (with `autograph=True`, the default).
     `next()` is reported only on a visible Python iterator (`iter([...])`, `iter(range(...))`,
     a generator): on a `tf.data` or distributed iterator, passed in or captured, it is the
     TensorFlow guide's own correct pattern (each call runs IteratorGetNext).
@@ -122,9 +125,12 @@ class PythonSideEffect(Rule):
             local = set(facts.assignments_in(body))
             globals_declared = {n for node in walk_same_scope(body) if isinstance(node, ast.Global) for n in node.names}
             demonstrated = partial(_demonstrates_tracing, ctx, origin, body)  # asked only when a print is found
+            once = body is origin.node and _called_exactly_once(ctx, origin)
             for node in walk_same_scope(body):
                 if node is body:
                     continue
+                if once and (_autograph_off(origin) or not _in_a_loop(facts, node, body)):
+                    continue  # one call, one trace: what runs while tracing runs once, as it would eagerly
                 yield from self._check_node(ctx, node, name, local, globals_declared, demonstrated)
 
     def _check_node(
@@ -202,6 +208,34 @@ def _prints_both_ways(facts: ModuleFacts, body: ast.AST) -> bool:
     while tracing and what on every call (the guide's lesson, in any language)."""
     return any(isinstance(node, ast.Call) and facts.qualname(node.func) == "tensorflow.print"
                for node in walk_same_scope(body))
+
+
+def _called_exactly_once(ctx: RuleContext, fn: TFFunction) -> bool:
+    """The file calls ``fn`` once, at a place that runs once, and uses its name for nothing else
+    (a notebook's ``compute_estimates()``): its trace runs the Python code once, as one eager
+    call would."""
+    calls = tf_function_calls(ctx, fn)
+    if len(calls) != 1 or ctx.hot.runs_at_most(calls[0]) != 1:
+        return False
+    names = {n for n in (fn.name, getattr(fn.node, "name", None)) if n}
+    uses = [use for name in names for use in ctx.facts.names.get(name, []) if not isinstance(use.ctx, ast.Store)]
+    return len(uses) == 1 and ctx.facts.parent(uses[0]) is calls[0] and calls[0].func is uses[0]
+
+
+def _autograph_off(fn: TFFunction) -> bool:
+    value = fn.options.get("autograph")
+    return isinstance(value, ast.Constant) and value.value is False
+
+
+def _in_a_loop(facts: ModuleFacts, node: ast.AST, body: ast.AST) -> bool:
+    """``node`` sits in a loop of the function: AutoGraph may turn it into a graph loop, whose body
+    Python traces once for all its iterations."""
+    for ancestor in facts.ancestors(node):
+        if ancestor is body:
+            return False
+        if isinstance(ancestor, (ast.For, ast.While, ast.AsyncFor)):
+            return True
+    return False
 
 
 def _called_by_hand(ctx: RuleContext, fn: TFFunction) -> bool:
