@@ -113,6 +113,17 @@ def test_imports_only_tensorflow_1_had_mark_code_written_for_it(code, tf1):
     assert hot("import tensorflow as tf\n" + code).tf1_only is tf1
 
 
+@pytest.mark.parametrize("comment, shown", [
+    ("# WARNING: a trace happens for any new value!", True),
+    ("# this retraces on purpose", True),
+    ("# print the stack trace if it fails", False),
+    ("# see the traceback below", False),
+])
+def test_a_comment_that_speaks_of_tracing_marks_a_lesson(comment, shown):
+    code = f"import tensorflow as tf\n\n{comment}\nfor i in range(1000):\n    square(i)\n"
+    assert hot(code).shows_tracing_at_line(4) is shown
+
+
 def test_builders_and_one_time_methods_are_cold():
     model = hot(
         """

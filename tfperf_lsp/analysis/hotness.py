@@ -750,8 +750,8 @@ _WRAPPERS = frozenset({"enumerate", "list", "sorted", "tuple"})
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
 
 
-# "trace", "retracing", "re-traced": a comment that speaks of tracing.
-_TRACING_WORD = re.compile(r"\b(re-?)?trac(e|es|ed|ing)\b", re.IGNORECASE)
+# "trace", "retracing", "re-traced": a comment that speaks of tracing (not of a "stack trace").
+_TRACING_WORD = re.compile(r"(?<!stack )\b(re-?)?trac(e|es|ed|ing)\b", re.IGNORECASE)
 
 
 def _statements_at(body: list[ast.stmt], line: int) -> list[ast.stmt]:
