@@ -26,11 +26,8 @@ def version_gated(facts: ModuleFacts, node: ast.AST) -> bool:
         if isinstance(ancestor, ast.IfExp) and child in (ancestor.body, ancestor.orelse):
             if "version" in ast.unparse(ancestor.test).lower():
                 return True  # ``new() if tf_version >= (2, 4) else old()``
-        if isinstance(ancestor, ast.ExceptHandler):
-            caught = ancestor.type
-            names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
-            if caught is None or any(isinstance(n, ast.Name) and n.id in _MISSING_API_ERRORS for n in names):
-                return True
+        if isinstance(ancestor, ast.ExceptHandler) and _catches_missing_api(ancestor):
+            return True
         child = ancestor
     return False
 
@@ -40,11 +37,14 @@ def has_fallback(facts: ModuleFacts, node: ast.AST) -> bool:
     ``AttributeError``) supplies the modern API: the code runs on both versions."""
     child = node
     for ancestor in facts.ancestors(node):
-        if isinstance(ancestor, ast.Try) and child in ancestor.body:
-            for handler in ancestor.handlers:
-                caught = handler.type
-                names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
-                if caught is None or any(isinstance(n, ast.Name) and n.id in _MISSING_API_ERRORS for n in names):
-                    return True
+        if isinstance(ancestor, ast.Try) and child in ancestor.body and any(map(_catches_missing_api, ancestor.handlers)):
+            return True
         child = ancestor
     return False
+
+
+def _catches_missing_api(handler: ast.ExceptHandler) -> bool:
+    """``except ImportError`` / ``AttributeError`` / ``Exception`` or a bare ``except``."""
+    caught = handler.type
+    names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
+    return caught is None or any(isinstance(n, ast.Name) and n.id in _MISSING_API_ERRORS for n in names)

@@ -184,11 +184,15 @@ class Pipelines:
     def map_function(self, step: Step) -> MapFunction:
         return map_function(self.facts, step.call, self._functions)
 
+    def uses_of(self, step: Step) -> list[Consumer]:
+        """The consumers of the pipelines built on ``step`` (``step`` itself included)."""
+        return [c for c in self.consumers if _built_on(c.step, step)]
+
     def only_previewed(self, step: Step) -> bool:
         """The pipelines built on ``step`` are only read a few elements at a time, and somewhere:
         ``for line in ds.take(5): print(line)``. A preview, not a training input: its speed does
         not matter. (A pipeline that is also fitted on, iterated whole or returned is not.)"""
-        uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
+        uses = self.uses_of(step)
         return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and _takes_few(c.step, step) for c in uses)
 
     def evaluated_once(self, step: Step) -> bool:
@@ -196,10 +200,10 @@ class Pipelines:
         ``evaluate`` or ``predict``, or a few batches of it (``take(n)``) looked at once. None
         repeats it, returns it or hands it to code tfperf cannot follow. What a map costs per
         element is paid once, beside the model's work on each batch."""
-        uses = [c for c in self.consumers if any(s is step for s in c.step.upstream())]
+        uses = self.uses_of(step)
         if not uses or any(c.epochs or c.kind == "return" for c in uses):
             return False
-        if any(s in self.escaped for s in self.steps if any(u is step for u in s.upstream())):
+        if any(s in self.escaped for s in self.steps if _built_on(s, step)):
             return False
         for consumer in uses:
             after = list(consumer.step.upstream())
@@ -219,7 +223,7 @@ class Pipelines:
         on), in a def or in a file that trains at its top level, so not a module other files
         import it from. Its speed does not matter: it never runs."""
         facts = self.facts
-        leaves = [s for s in self.steps if not s.children and any(u is step for u in s.upstream())]
+        leaves = [s for s in self.steps if not s.children and _built_on(s, step)]
         if not leaves or any(c.step in leaves for c in self.consumers):
             return False
         for leaf in leaves:
@@ -446,6 +450,11 @@ def _short_args(ctx: RuleContext, call: ast.Call) -> str:
 
 
 PREVIEW = 10  # elements: ``ds.take(9)`` to print or plot a few
+
+
+def _built_on(dataset: Step, step: Step) -> bool:
+    """``dataset`` is ``step`` or a pipeline built from it."""
+    return any(s is step for s in dataset.upstream())
 
 
 def _takes_few(used: Step, step: Step) -> bool:

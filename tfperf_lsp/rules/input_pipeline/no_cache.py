@@ -196,10 +196,9 @@ def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) 
     parallel = len(step.call.args) >= 2 or keyword(step.call, "num_parallel_calls") is not None
     if not (parallel and step.downstream_has({"prefetch"})):
         return False
-    for consumer in model.consumers:
+    for consumer in model.uses_of(step):
         call = consumer.node
-        if consumer.kind == "fit" and any(s is step for s in consumer.step.upstream()) \
-                and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        if consumer.kind == "fit" and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
                 and holds_pretrained(ctx.facts, call.func.value):
             return True
     return False
