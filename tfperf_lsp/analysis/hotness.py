@@ -704,7 +704,8 @@ class HotCode:
 
 _SHORT = 4  # a loop over at most this many literal items: channels, a few sizes, train/eval
 _DRAWING_MODULES = ("matplotlib.", "IPython.display.", "PIL.Image.fromarray", "seaborn.")
-_DRAWING_METHODS = frozenset({"imshow", "subplot", "add_subplot", "render", "savefig"})
+_DRAWING_METHODS = frozenset({"imshow", "subplot", "add_subplot", "render", "savefig", "plot", "pcolormesh", "errorbar",
+                              "fill_between"})
 
 
 def _peeks(iterable: ast.expr) -> bool:

@@ -5,9 +5,10 @@ import ast
 from functools import partial
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.loopvalues import varying_scalar
+from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
@@ -54,7 +55,12 @@ class CostlyEagerFunction(Rule):
     every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
     real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`, `tf.train.Example` protos), and for functions that build
     Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once. For helpers called from an
-    eager training step: TFP301 compiles the whole step, the helper with it.
+    eager training step: TFP301 compiles the whole step, the helper with it. For functions the
+    file also hands to other code (`layers.Lambda(fn)`, `ds.map(fn)`): a decorator would change
+    those uses too. For functions that build a `tf.data` pipeline (its work runs later, in the
+    tf.data runtime) or whose work is a pretrained network loaded from TF Hub, a SavedModel or
+    `keras.applications` (its restored functions already run as graphs). For loops that plot
+    each iteration (`ax.plot(...)`): drawing sets their pace.
 
     ## Fix
     Decorate the function with `@tf.function` (quick fix, marked unsafe), or keep the eager
@@ -123,6 +129,8 @@ class CostlyEagerFunction(Rule):
                 continue
             if not _runs_tensorflow_ops(facts, fn):
                 continue  # tf.compat.as_bytes, tf.io.gfile, ...: Python helpers, nothing to graph
+            if _handed_to_other_code(facts, fn) or _builds_a_pipeline(facts, fn) or _runs_a_loaded_network(facts, fn):
+                continue
             wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
             yield self.finding(
                 ctx, fn,
@@ -143,6 +151,53 @@ def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:
     loops = facts.enclosing_loops(call)
     arguments = [*call.args, *(k.value for k in call.keywords)]
     return any(varying_scalar(facts, argument, loops) is not None for argument in arguments)
+
+
+def _handed_to_other_code(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``layers.Lambda(fn)``, ``ds.map(fn)``, ``tf.map_fn(fn, x)``: the file also passes the
+    function itself to other code, which may run it on symbolic tensors or trace it; a decorator
+    would change those uses too."""
+    for name in facts.names.get(fn.name, ()):
+        parent = facts.parent(name)
+        if not isinstance(name.ctx, ast.Load) or isinstance(parent, ast.Call) and parent.func is name:
+            continue
+        if isinstance(parent, ast.keyword):
+            parent = facts.parent(parent)
+        if isinstance(parent, ast.Call) and (facts.qualname(parent.func) or "").startswith(_TIMERS):
+            continue  # ``tf.function(fn)`` beside the eager calls, ``timeit.timeit(fn)``: the comparison this rule suggests
+        if isinstance(parent, (ast.Call, ast.List, ast.Tuple, ast.Dict)):
+            return True
+    return False
+
+
+_TIMERS = ("tensorflow.function", "timeit.")
+
+
+def _builds_a_pipeline(facts: ModuleFacts, fn: ast.AST) -> bool:
+    """``tf.data.Dataset.from_tensor_slices(...)`` ... ``return ds``: it builds an input pipeline,
+    whose work runs later in the tf.data runtime, not in this call."""
+    return any(isinstance(n, ast.Call) and (facts.qualname(n.func) or "").startswith("tensorflow.data.")
+               for n in walk_same_scope(fn))
+
+
+def _runs_a_loaded_network(facts: ModuleFacts, fn: ast.AST, depth: int = 0) -> bool:
+    """``embed(sentences)`` with ``embed = hub.load(url)`` (or ``tf.saved_model.load``, or a
+    Keras application), itself or through a local def it calls (``def embed(x): return
+    model(x)``): the call's time goes to a pretrained network, whose restored functions already
+    run as graphs."""
+    if calls_pretrained_model(facts, fn):
+        return True
+    for node in walk_same_scope(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        for assignment in facts.module_assignments.get(node.func.id, []):
+            value = getattr(assignment, "value", None)
+            if isinstance(value, ast.Call) and facts.qualname(value.func) == "tensorflow.saved_model.load":
+                return True
+        helper = facts.module_defs.get(node.func.id)
+        if depth < 2 and helper is not None and helper is not fn and _runs_a_loaded_network(facts, helper, depth + 1):
+            return True
+    return False
 
 
 def _has_tape(facts: ModuleFacts, fn: ast.AST) -> bool:

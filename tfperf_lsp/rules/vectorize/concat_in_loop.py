@@ -37,7 +37,9 @@ class ConcatInLoop(Rule):
 
     ## When it stays silent
     When the loop reads `acc` anywhere else (its shape in a `while` condition, an `if`), or the
-    concat is not `acc = tf.concat([acc, t], ...)` exactly.
+    concat is not `acc = tf.concat([acc, t], ...)` exactly. When the piece is token ids picked in
+    the loop (`tf.argmax(logits, -1)`, `tf.random.categorical`): a decoding loop grows a sequence
+    by a few integers per step, a copy far smaller than the model step that picks each one.
 
     ## Fix
     Outside a tf.function: a list started with the initial `acc`, `append(t)` in the loop, and one
@@ -107,6 +109,8 @@ class ConcatInLoop(Rule):
                 continue
             if _reads_elsewhere(loop, stmt, acc):
                 continue  # the loop needs the grown tensor itself
+            if _is_a_picked_token(facts, loop, piece):
+                continue  # a decoding loop: a few ids per step, copied beside a model step each
             axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
             graph = facts.in_tf_function(loop) is not None
             problems = []
@@ -155,6 +159,42 @@ def _collect_then_concat(ctx: RuleContext, loop: ast.For | ast.While, stmt: ast.
     after = Edit(Span(Pos(end, len(source.line(end))), Pos(end, len(source.line(end)))),
                  f"\n{indent}{acc} = {source.segment(call.func)}({parts}, {axis_arg})")
     return Fix(title, (before, inside, after))
+
+
+# Ops that pick token ids from a model's scores: a decoding loop appends what they return.
+_PICKS = frozenset({"argmax", "categorical", "multinomial", "choice", "top_k"})
+
+
+def _is_a_picked_token(facts: ModuleFacts, loop: ast.AST, piece: ast.expr) -> bool:
+    """The piece is ids picked in this loop (``tf.argmax(logits, -1)``, ``tf.random.categorical``,
+    ``np.random.choice``), directly or through names assigned from them: a decoding loop that
+    grows a sequence by one token per step. The copy is a few integers per step, beside the model
+    step that picks each one."""
+    picked: set[str] = set()
+    assignments = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)]
+
+    def derives(expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if name in _PICKS:
+                    return True
+            if isinstance(node, ast.Name) and node.id in picked:
+                return True
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for assignment in assignments:
+            if derives(assignment.value):
+                for target in assignment.targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name) and node.id not in picked:
+                            picked.add(node.id)
+                            changed = True
+    return derives(piece)
 
 
 def _reads_elsewhere(loop: ast.AST, stmt: ast.stmt, acc: str) -> bool:
