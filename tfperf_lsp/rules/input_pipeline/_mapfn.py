@@ -236,12 +236,18 @@ def _is_identity(fn: Function, result: MapFunction) -> bool:
     if result.cost or result.random or result.stateful or result.unknown:
         return False
     if isinstance(fn, ast.Lambda):
-        body = fn.body
-    else:
-        if len(fn.body) != 1 or not isinstance(fn.body[0], ast.Return) or fn.body[0].value is None:
-            return False
-        body = fn.body[0].value
-    return all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Dict, ast.Constant, ast.Subscript, ast.Load, ast.Slice)) for n in ast.walk(body))
+        return all(isinstance(n, _REPACKING) for n in ast.walk(fn.body))
+    # a def: assignments that build a dict or tuple of the element's parts (``x = {"ids":
+    # record["input_ids"]}``, ``x["label"] = record["y"]``), ifs on flags, returns of them
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if not returns or any(r.value is None for r in returns):
+        return False
+    body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+    return all(isinstance(n, (*_REPACKING, ast.Store, ast.Assign, ast.If, ast.Return))
+               for stmt in body for n in ast.walk(stmt))
+
+
+_REPACKING = (ast.Name, ast.Tuple, ast.List, ast.Dict, ast.Constant, ast.Subscript, ast.Load, ast.Slice)
 
 
 def _elementwise(facts: ModuleFacts, fn: Function) -> bool:

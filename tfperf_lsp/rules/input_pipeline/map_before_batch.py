@@ -57,7 +57,10 @@ class MapBeforeBatch(Rule):
     follows the batch: the map then runs in the first epoch only. Silent on a pipeline nothing
     reads (bound to a name the file never uses again, in a def or a script that trains at its
     top level): it never runs; and on one read in a single pass, not to train (`evaluate`,
-    `predict`, a few batches taken to look at): the per-element calls are paid once.
+    `predict`, a few batches taken to look at): the per-element calls are paid once. Silent when
+    the map already runs in parallel (`num_parallel_calls`): tf.data spreads its calls over cores,
+    ahead of the step that reads the batches, so batching first saves CPU time but rarely wall
+    time (TFP704 asks for `num_parallel_calls` where it pays).
 
     ## Fix
     Swap the two steps: `.batch(b).map(f)`. Offered only when all of these hold:
@@ -109,6 +112,8 @@ class MapBeforeBatch(Rule):
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
             if model.never_read(step) or model.evaluated_once(step):
                 continue  # built and never used, or evaluated or looked at once: the calls are paid once
+            if _runs_in_parallel(step.call):
+                continue  # its calls are spread over cores and overlap the step: vectorising saves CPU, rarely time
             if _decoded_upstream(model, step):
                 continue  # decoded images differ in size: this map makes them batchable, it must come first
             label = function_label(step.call)
@@ -189,6 +194,17 @@ def _is_self_update(stmt: ast.AST, call: ast.Call) -> bool:
         and isinstance(stmt.targets[0], ast.Name) and isinstance(call.func, ast.Attribute)
         and isinstance(call.func.value, ast.Name) and call.func.value.id == stmt.targets[0].id
     )
+
+
+def _runs_in_parallel(call: ast.Call) -> bool:
+    """``map(f, num_parallel_calls=AUTOTUNE)`` (or a number above 1): tf.data already runs ``f``
+    on several cores, ahead of the step that reads the batches."""
+    workers = keyword(call, "num_parallel_calls")
+    if workers is None and len(call.args) > 1:
+        workers = call.args[1]
+    if workers is None or isinstance(workers, ast.Constant) and (workers.value is None or workers.value == 1):
+        return False
+    return True
 
 
 SMALL_BATCH = 8
