@@ -349,7 +349,7 @@ class Pipelines:
                     found.append(Consumer(step, call, "iter", False))
             elif any(self._maybe_dataset(a) for a in call.args) or any(self._maybe_dataset(k.value) for k in call.keywords):
                 found.extend(self._passed_to_function(call))
-        found.extend(self._returned())
+        found.extend(self._returned(found))
         return found
 
     def _peek(self, call: ast.Call) -> bool:
@@ -385,16 +385,20 @@ class Pipelines:
             self._param_uses[key] = consumed_parameter(self.facts, fn, param)
         return self._param_uses[key]
 
-    def _returned(self) -> list[Consumer]:
-        """``return ds`` in a def no local caller continues: the def builds a finished pipeline."""
+    def _returned(self, consumed: list[Consumer]) -> list[Consumer]:
+        """``return ds`` in a def no local caller continues or reads: the def builds a finished
+        pipeline for code elsewhere. (``model.predict(load_dataset())``: the caller's read is the use.)"""
         found = []
         defs = {fn for fn in (self.facts.enclosing_function(s.call) for s in self.steps) if fn is not None}
+        read = {c.step for c in consumed}
         for fn in sorted(defs, key=lambda d: d.lineno):
             returned = self.returned_step(fn)
             if returned is None:
                 continue
             callers = [s for s in self.steps if s.method == "call" and s.factory is fn]
             if any(s.children or s in self.escaped for s in callers) or returned in self.escaped:
+                continue
+            if callers and all(s in read for s in callers):
                 continue
             ret = next(return_statements(fn.body))
             found.append(Consumer(returned, ret, "return", False))
