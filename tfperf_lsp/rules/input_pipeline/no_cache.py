@@ -11,7 +11,7 @@ from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.models import holds_pretrained
-from tfperf_lsp.rules.input_pipeline._pipeline import Consumer, Pipelines, Step, pipelines
+from tfperf_lsp.rules.input_pipeline._pipeline import BATCH_METHODS, Consumer, Pipelines, Step, pipelines
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
           "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
@@ -49,6 +49,8 @@ class NoCache(Rule):
     When the map runs in parallel (`num_parallel_calls`), a `prefetch` follows, and `fit` trains
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
+    When the map comes after a `batch` and its cost is only plain ops (no decode, parse or
+    resize): it runs once per batch, on whole batches, already cheap.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
@@ -115,6 +117,8 @@ class NoCache(Rule):
             fn = model.map_function(step)
             if not fn.pure or not fn.is_expensive:
                 continue
+            if not fn.expensive and _after_a_batch(step):
+                continue  # plain ops on whole batches: one call per batch, already vectorised and cheap
             consumer = _repeated_consumer(ctx, model, step)
             if consumer is None:
                 continue
@@ -186,6 +190,19 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
     return validating
+
+
+def _after_a_batch(step: Step) -> bool:
+    """The map works on batches (``ds.batch(512).map(preprocess)``, no ``unbatch`` between): each
+    call does a batch's work with vectorised ops, so its overhead is paid once per batch."""
+    for before in step.upstream():
+        if before is step:
+            continue
+        if before.method in BATCH_METHODS:
+            return True
+        if before.method in ("unbatch", "flat_map", "interleave"):
+            return False
+    return False
 
 
 def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) -> bool:
