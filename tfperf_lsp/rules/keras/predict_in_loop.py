@@ -73,9 +73,11 @@ class PredictInLoop(Rule):
     `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
     calls there) or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
-    that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, and on the
-    inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`): each
-    call gets a batch, often padded to its own length, so the calls cannot be joined. In a file
+    that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, on the
+    inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on
+    the elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`,
+    or `inputs, labels = batch` first in the body): each call gets a batch, often padded to its
+    own length, so the calls cannot be joined. In a file
     that builds TensorFlow Probability layers: a direct call returns a distribution object, not
     an array. For a recurrent model (an
     `LSTM`, `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model
@@ -184,8 +186,9 @@ class PredictInLoop(Rule):
                 continue  # once per epoch (validation, or a sample in a def called beside the step loop), or under ``if epoch == 0``
             if x is not None and _times_the_same_call(facts, loops[0], x):
                 continue  # a benchmark of predict itself: the repeats are the point
-            if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)):
-                continue  # predict on a dataset, or on the inputs of each (inputs, labels) batch a loader yields
+            if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)
+                                  or _an_element_of_a_dataset(facts, loops[0], x)):
+                continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
             carried = flow.carried or (x is not None and _stateful(facts))
             grows = flow.grows  # an input the loop makes longer every time: one trace per length
@@ -411,6 +414,27 @@ def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> 
         return False  # ``for item, label in data.gen_dataset(...)``: one predict over the dataset
     first = loop.target.elts[0]
     return isinstance(first, ast.Name) and first.id == x.id
+
+
+def _an_element_of_a_dataset(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
+    """``for images, masks in test_ds.take(5): model.predict(images)`` (or ``for batch in ds:
+    x, y = batch``): ``predict`` gets a ``tf.data`` element as it comes, which for a model is a
+    batch (a single example has no batch axis). Evaluation over a batched pipeline: each call
+    already gets a batch's worth of work."""
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(x, ast.Name)):
+        return False
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" and iterable.args:
+        iterable = iterable.args[0]
+    if isinstance(iterable, ast.Name):
+        iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
+    if not _a_dataset(facts, iterable):
+        return False
+    items = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for stmt in loop.body:  # ``inputs, labels = batch``: unpacked first thing in the body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in items:
+            items |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return x.id in items
 
 
 def _stateful(facts: ModuleFacts) -> bool:
