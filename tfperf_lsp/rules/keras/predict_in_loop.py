@@ -73,7 +73,7 @@ class PredictInLoop(Rule):
     `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
     calls there) or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
-    that reads a clock on each iteration. For `predict` on a `tf.data` pipeline, on the
+    that reads a clock on each iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline, on the
     inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on
     the elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`,
     or `inputs, labels = batch` first in the body): each call gets a batch, often padded to its
@@ -184,8 +184,8 @@ class PredictInLoop(Rule):
             if ctx.hot.on_some_iterations(call) or ctx.hot.beside_a_training_loop(loops[0], call, through_steps=False) \
                     or ctx.hot.runs_beside_training(call):
                 continue  # once per epoch (validation, or a sample in a def called beside the step loop), or under ``if epoch == 0``
-            if x is not None and _times_the_same_call(facts, loops[0], x):
-                continue  # a benchmark of predict itself: the repeats are the point
+            if x is not None and (_times_the_same_call(facts, loops[0], x) or _warms_up_a_timed_loop(facts, loops[0], x)):
+                continue  # a benchmark of predict itself (or its warm-up): the repeats are the point
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
@@ -382,11 +382,27 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     (``start = time.time(); model.predict(batch); elapsed.append(time.time() - start)``): a
     benchmark of ``predict`` itself. (A loop timed from outside, ``t0 = time()`` before it, is
     how a reader measures what the finding says: that stays reported.)"""
-    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or isinstance(x, ast.Call):
-        return False
-    if {n.id for n in ast.walk(x) if isinstance(n, ast.Name)} & facts.names_changed_by(loop):
+    if not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
+
+
+def _warms_up_a_timed_loop(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
+    """``for i in range(N_warmup): model.predict(batch)`` right before a loop that times the same
+    ``predict`` on the same input: the warm-up of a benchmark of ``predict`` itself."""
+    after = neighbour(facts, loop, 1)
+    if not (_repeats_one_input(facts, loop, x) and isinstance(after, (ast.For, ast.While))
+            and _times_the_same_call(facts, after, x)):
+        return False
+    text = ast.unparse(x)
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "predict"
+               and n.args and ast.unparse(n.args[0]) == text for n in ast.walk(after))
+
+
+def _repeats_one_input(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
+    """The loop passes the same input on every iteration (nothing in ``x`` changes in it)."""
+    return isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and not isinstance(x, ast.Call) and not (
+        {n.id for n in ast.walk(x) if isinstance(n, ast.Name)} & facts.names_changed_by(loop))
 
 
 def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:
