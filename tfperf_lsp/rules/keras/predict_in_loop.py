@@ -71,7 +71,8 @@ class PredictInLoop(Rule):
     from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
     run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
-    calls there) or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
+    calls there), beside a `fit` of several epochs in the same loop body (`fit(x, y, epochs=5000)`
+    then `predict(x)` to print the error), or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
     that reads a clock on each iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline, on the
     inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on
@@ -184,6 +185,8 @@ class PredictInLoop(Rule):
             if ctx.hot.on_some_iterations(call) or ctx.hot.beside_a_training_loop(loops[0], call, through_steps=False) \
                     or ctx.hot.runs_beside_training(call):
                 continue  # once per epoch (validation, or a sample in a def called beside the step loop), or under ``if epoch == 0``
+            if _beside_a_long_fit(facts, loops[0]):
+                continue  # ``fit(..., epochs=5000)`` then ``predict(x)`` to report: the fit sets the pace
             if x is not None and (_times_the_same_call(facts, loops[0], x) or _warms_up_a_timed_loop(facts, loops[0], x)):
                 continue  # a benchmark of predict itself (or its warm-up): the repeats are the point
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)
@@ -385,6 +388,19 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     if not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
+
+
+def _beside_a_long_fit(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """The loop's body also calls ``fit`` for several epochs (``model.fit(x, y, epochs=5000)``, then
+    a ``predict`` to print the error): each iteration trains for whole epochs, beside which one
+    ``predict``'s setup is nothing. (``fit(..., epochs=1)`` on one sample per step, as in a DQN,
+    costs about what a ``predict`` does: that loop stays reported.)"""
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
+            epochs = int_value(facts, keyword(node, "epochs"))
+            if epochs is not None and epochs > 1:
+                return True
+    return False
 
 
 def _warms_up_a_timed_loop(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
