@@ -179,9 +179,11 @@ def calls_pretrained_model(facts: ModuleFacts, body: ast.AST, depth: int = 0) ->
         if holds_pretrained(facts, node.func):
             return True
         func = node.func
-        if depth < 2 and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            method = facts.resolve_def(func, node)
-            if method is not None and method is not body and calls_pretrained_model(facts, method, depth + 1):
+        if depth < 2 and (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+                          or isinstance(func, ast.Name)):
+            # a method of its class, or a helper of the file (``loss = compute_loss(image)``)
+            helper = facts.resolve_def(func, node)
+            if helper is not None and helper is not body and calls_pretrained_model(facts, helper, depth + 1):
                 return True
     return False
 
@@ -209,6 +211,8 @@ def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
             factory = facts.module_defs.get(node.func.id)
             if isinstance(factory, FunctionNode) and _uses_pretrained(facts, factory, depth + 1):
                 return True
+            if any(_uses_pretrained(facts, init, depth + 1) for init in _constructors(facts, node.func.id)):
+                return True  # ``StyleContentModel(layers)`` whose ``__init__`` sets ``self.vgg = vgg_layers(...)``
             if any(isinstance(a, ast.Assign) and isinstance(a.value, ast.Call) and _loads_pretrained(facts, a.value)
                    for a in facts.module_assignments.get(node.func.id, [])):
                 return True
@@ -216,6 +220,12 @@ def _uses_pretrained(facts: ModuleFacts, code: ast.AST, depth: int) -> bool:
 
 
 _FUNCTIONAL_DEPTH = 6
+
+
+def _constructors(facts: ModuleFacts, name: str) -> list[ast.AST]:
+    """The ``__init__`` of the module-level class ``name``, if the file defines one."""
+    return [method for cls in facts.classes if cls.name == name and facts.scope_of(cls) is None
+            for method in cls.body if isinstance(method, FunctionNode) and method.name == "__init__"]
 
 
 def _applies_pretrained(facts: ModuleFacts, call: ast.Call, depth: int) -> bool:

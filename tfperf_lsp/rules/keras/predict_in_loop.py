@@ -385,7 +385,7 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     (``start = time.time(); model.predict(batch); elapsed.append(time.time() - start)``): a
     benchmark of ``predict`` itself. (A loop timed from outside, ``t0 = time()`` before it, is
     how a reader measures what the finding says: that stays reported.)"""
-    if not _repeats_one_input(facts, loop, x):
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
 

@@ -67,7 +67,9 @@ class JitCandidate(Rule):
     shape, and XLA would compile again for each; likewise a step whose `input_signature` leaves a
     dimension other than the batch open, or is computed, or one declared with
     `reduce_retracing=True` (`experimental_relax_shapes=True`): its author expects new shapes. A train step that calls a model built on
-    a pretrained network (`hub.KerasLayer`, `keras.applications`): its convolutions set the pace. A function that loops over a dataset inside
+    a pretrained network (`hub.KerasLayer`, `keras.applications`), itself, through a helper of
+    the file, or through a class whose `__init__` builds one (a style-transfer extractor wrapping
+    VGG19): its convolutions set the pace. A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
     compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
     IteratorGetNext does not compile either, measured) and a train step in a
