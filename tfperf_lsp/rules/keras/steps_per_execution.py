@@ -7,6 +7,7 @@ from typing import Iterator
 
 from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is built
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.analysis.hotness import FEW_RUNS
@@ -60,7 +61,8 @@ class StepsPerExecution(Rule):
     or not trained in this file; when a `fit` passes a callback that acts on every batch (a
     class of the file defining `on_train_batch_end` or `on_batch_begin`..., or a
     `LambdaCallback` given one): a learning-rate schedule or a log per batch would then run
-    once per {STEPS} batches.
+    once per {STEPS} batches; when every `fit` passes the whole data as one batch
+    (`batch_size=len(x)`, or `batch_size=n` with `x = data[:n]`): each epoch is a single step.
 
     ## Fix
     Add `steps_per_execution={STEPS}` to `compile`. Marked unsafe: batch-level callbacks
@@ -142,6 +144,8 @@ class StepsPerExecution(Rule):
                 continue
             if few_steps(facts, fits):
                 continue  # fitting one random sample to get weights: setup, not training
+            if all(isinstance(use, ast.Call) and _one_batch_per_epoch(facts, use) for use in fits):
+                continue  # ``fit(x, y, batch_size=len(x))``: one step per epoch, nothing to group
             if any(isinstance(use, ast.Call) and _per_batch_callbacks(facts, use) for use in fits):
                 continue  # a schedule or a log meant for every batch would run every STEPS batches
             fixable = all(isinstance(use, ast.Call) and not any(k.arg in ("callbacks", None) for k in use.keywords) for use in fits)
@@ -157,6 +161,32 @@ class StepsPerExecution(Rule):
                 fix_title=f"Add steps_per_execution={STEPS}" if fixable else None,
                 fix_applicability="unsafe",
             )
+
+
+def _one_batch_per_epoch(facts: ModuleFacts, fit: ast.Call) -> bool:
+    """``fit(x_train, y_train, batch_size=train_size)`` with ``x_train = x[:train_size]`` (or
+    ``batch_size=len(x_train)``, ``x_train.shape[0]``): the whole data in one batch, so every
+    epoch is one step; ``steps_per_execution`` cannot group steps across epochs."""
+    x = fit.args[0] if fit.args else keyword(fit, "x")
+    size = keyword(fit, "batch_size")
+    if not isinstance(x, ast.Name) or size is None:
+        return False
+    if isinstance(size, ast.Call) and isinstance(size.func, ast.Name) and size.func.id == "len" and size.args:
+        return ast.unparse(size.args[0]) == x.id
+    if isinstance(size, ast.Subscript) and ast.unparse(size.value) == f"{x.id}.shape":
+        return isinstance(size.slice, ast.Constant) and size.slice.value == 0
+    if not isinstance(size, ast.Name):
+        return False
+    source = getattr(facts.reaching_assignment(x), "value", None)
+    if isinstance(source, ast.Tuple):  # ``(x_train, y_train) = x[:n], y[:n]``
+        assignment = facts.reaching_assignment(x)
+        targets = assignment.targets[0] if isinstance(assignment, ast.Assign) else None
+        if isinstance(targets, ast.Tuple) and len(targets.elts) == len(source.elts):
+            source = next((v for t, v in zip(targets.elts, source.elts) if isinstance(t, ast.Name) and t.id == x.id), None)
+    if isinstance(source, ast.Subscript) and isinstance(source.slice, ast.Slice):
+        window = source.slice
+        return window.lower is None and window.step is None and isinstance(window.upper, ast.Name) and window.upper.id == size.id
+    return False
 
 
 _IMAGE_CONVOLUTIONS = frozenset({"Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "SeparableConv2D",
