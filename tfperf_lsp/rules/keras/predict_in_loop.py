@@ -456,8 +456,12 @@ def _an_element_of_a_dataset(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> 
     if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(x, ast.Name)):
         return False
     iterable = loop.iter
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" and iterable.args:
-        iterable = iterable.args[0]
+    for _ in range(2):  # ``enumerate(ds)``, ``iter(ds)``, ``ds.as_numpy_iterator()``: the same elements
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "iter") \
+                and iterable.args:
+            iterable = iterable.args[0]
+        elif isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "as_numpy_iterator":
+            iterable = iterable.func.value
     if isinstance(iterable, ast.Name):
         iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
     if not _a_dataset(facts, iterable):

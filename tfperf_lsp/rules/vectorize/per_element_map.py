@@ -42,7 +42,8 @@ class PerElementMap(Rule):
     "often yields speedup of one to two orders of magnitude" (TensorFlow's own docs).
 
     ## When it stays silent
-    When `f` is unknown (a Keras layer, a method, a function from another module), calls
+    When the `map_fn` is in a function a `tf.data` pipeline maps (`ds.map(split_target)`): tf.data
+    runs it on its own threads, once per batch, ahead of the training step. When `f` is unknown (a Keras layer, a method, a function from another module), calls
     something that is not TensorFlow, has Python control flow, or uses ops that pfor cannot
     vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
     `tf.boolean_mask`, one-argument `tf.where`, `tf.squeeze` without an axis, which under
@@ -198,6 +199,8 @@ class PerElementMap(Rule):
         x = dotted(elems)
         if fn is None or x is None:
             return None
+        if _in_a_pipeline_function(ctx, call):
+            return None  # tf.data runs it on its own threads, once per batch, ahead of the step
         fn_text = ctx.source.segment(fn)
         shown = fn_text if not isinstance(fn, ast.Lambda) else "the lambda"
         qualname = facts.qualname(fn) or ""
@@ -315,3 +318,24 @@ def _uneven_pieces(facts: ModuleFacts, name: str | None, at: ast.AST) -> bool:
     if isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
         return True
     return isinstance(value, ast.Call) and facts.qualname(value.func) in _UNEVEN
+
+
+def _in_a_pipeline_function(ctx: RuleContext, call: ast.Call) -> bool:
+    """``call`` is inside a function that a ``.map`` of this file applies (``ds.map(split_target)``,
+    or a lambda that calls it): a ``Dataset.map``, the only ``.map`` that takes a function whose
+    body runs a ``tf.map_fn``."""
+    facts = ctx.facts
+    around = {a for a in facts.ancestors(call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))}
+    if not around:
+        return False
+    for mapping in facts.calls:
+        func = mapping.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "map"):
+            continue
+        mapped = mapping.args[0] if mapping.args else keyword(mapping, "map_func")
+        if mapped in around or isinstance(mapped, (ast.Name, ast.Attribute)) and facts.resolve_def(mapped, mapping) in around:
+            return True
+        if isinstance(mapped, ast.Lambda) and any(
+                isinstance(inner, ast.Call) and facts.resolve_def(inner.func, inner) in around for inner in ast.walk(mapped.body)):
+            return True  # ``ds.map(lambda b: split_target(b))``
+    return False
