@@ -272,3 +272,20 @@ def test_a_colab_notebook_that_selects_tensorflow_1_gets_no_eager_advice(tmp_pat
     (tmp_path / "nb.ipynb").write_text(notebook_json(("code", f"%tensorflow_version {version}\n"), ("code", model), ("code", loop)))
     main(["check", "nb.ipynb", "--select", "TFP801", "--format", "json"])
     assert len(json.loads(capsys.readouterr().out)) == findings
+
+
+def test_a_cell_pasted_with_its_indent_runs_dedented_as_ipython_runs_it(tmp_path, monkeypatch, capsys):
+    """IPython removes a cell's leading indent (``leading_indent``): such a cell is analysed, not a
+    syntax error, and its findings point at the columns the user sees; no fix is offered there."""
+    monkeypatch.chdir(tmp_path)
+    indented = "  for i in range(3):\n      f(tf.ones([2]), i)\n"
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("code", DEFINE), ("code", indented)))
+    main(["check", "nb.ipynb", "--format", "json"])
+    captured = capsys.readouterr()
+    assert "syntax error" not in captured.err
+    findings = json.loads(captured.out)
+    retrace = next(f for f in findings if f["code"] == "TFP101")
+    assert retrace["cell"] == 2 and retrace["location"] == {"row": 2, "column": 23}  # 21 plus the 2-space indent
+    notebook = build([(0, DEFINE), (1, indented)])
+    assert notebook.cells[1].indent == "  " and notebook.cells[1].syntax_error is None
+    assert notebook.cell_span(Span(Pos(notebook.cells[1].start, 0), Pos(notebook.cells[1].start, 3))) is None

@@ -49,6 +49,10 @@ class Cell:
     # masked too, tried only then, as their words are common Python names.
     automagic: bool = False
     syntax_error: tuple[int, int, str] | None = None  # (row, col, message) inside the cell, 1-based
+    # IPython's ``leading_indent``: a cell whose first line is indented runs with that indent
+    # removed from every line that starts with it (a block pasted out of a function).
+    indent: str = ""
+    dedented_lines: set[int] = field(default_factory=set)  # cell lines that lost ``indent``
 
 
 @dataclass
@@ -65,7 +69,10 @@ class Notebook:
 
     def locate(self, pos: Pos) -> tuple[Cell, Pos] | None:
         cell = self.cell_at(pos.line)
-        return (cell, Pos(pos.line - cell.start, pos.col)) if cell else None
+        if cell is None:
+            return None
+        row = pos.line - cell.start
+        return cell, Pos(row, pos.col + (len(cell.indent) if row in cell.dedented_lines else 0))
 
     def cited(self, finding: Finding) -> Finding:
         """The finding with the lines its message names (``cited_lines``, "line 383" of the
@@ -95,8 +102,8 @@ class Notebook:
         # A whole-line edit may end at column 0 just past the cell's last line.
         if not (0 <= end_line < cell.lines or (end_line == cell.lines and span.end.col == 0)):
             return None
-        if cell.whole_masked or any(begin.line <= m <= end_line for m in cell.masked_lines):
-            return None
+        if cell.whole_masked or cell.indent or any(begin.line <= m <= end_line for m in cell.masked_lines):
+            return None  # masked lines, or a cell analysed dedented: no edit maps back exactly
         return cell, Span(begin, Pos(end_line, span.end.col))
 
     def edits_by_cell(self, edits) -> dict[int, list[Edit]] | None:
@@ -152,6 +159,8 @@ def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebo
     for cell in cells:
         if _is_cell_magic(cell.source):
             cell.whole_masked = True
+        else:
+            _find_leading_indent(cell)
     notebook = Notebook(cells, "", language)
     _assemble(notebook)
     for _ in range(2 * len(cells) + 1):
@@ -173,12 +182,25 @@ def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebo
     return notebook
 
 
+def _find_leading_indent(cell: Cell) -> None:
+    """IPython's ``leading_indent`` transform: when the cell's first non-blank line is indented,
+    that indent is removed from every line that starts with it before the cell runs."""
+    lines = cell.source.split("\n")
+    first = next((text for text in lines if text.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if indent:
+        cell.indent = indent
+        cell.dedented_lines = {n for n, text in enumerate(lines) if text.startswith(indent)}
+
+
 def _assemble(notebook: Notebook) -> None:
     chunks, line = [], 0
     for cell in notebook.cells:
         cell_lines = cell.source.split("\n")
         if cell.source.endswith("\n"):
             cell_lines.pop()
+        if cell.indent:
+            cell_lines = [text[len(cell.indent):] if n in cell.dedented_lines else text for n, text in enumerate(cell_lines)]
         masked = []
         cell.masked_lines = set()
         continued = False  # IPython joins a magic's lines that end with a backslash
