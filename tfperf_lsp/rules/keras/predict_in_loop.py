@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -193,7 +193,8 @@ class PredictInLoop(Rule):
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
-            carried = flow.carried or (x is not None and _stateful(facts))
+            trains = _trains_in(facts, loops[0])  # the weights change between calls: they cannot be joined
+            carried = flow.carried or (x is not None and _stateful(facts)) or trains
             grows = flow.grows  # an input the loop makes longer every time: one trace per length
             if _recurrent(facts, receiver, call):
                 # Called directly, a recurrent model runs its time loop op by op: no faster than
@@ -230,13 +231,17 @@ class PredictInLoop(Rule):
             loop = loops[-1]
             # ``for item in items``, the input the item (``predict(item)``) or made from it first
             # (``sample = sample.reshape(1, -1)``)
-            item_loop = loop if isinstance(loop, ast.For) and x is not None and (
+            item_loop = loop if isinstance(loop, ast.For) and x is not None and not trains and (
                 _is_loop_item(facts, loop, x) or len(loops) == 1 and flow.from_item and not carried) else None
             over = ctx.source.segment(item_loop.iter) if item_loop is not None else None
             if item_loop is not None and not (isinstance(item_loop.iter, ast.Call) and isinstance(item_loop.iter.func, ast.Name)):
                 message = (f"`{name}.predict` runs once per item of `{over}`, paying its setup each time: call "
                            f"`{name}.predict` once on all of it (a batched dataset or array), or "
                            f"{direct} inside the loop")
+            elif trains and not flow.carried:
+                message = (f"`{name}.predict` runs in a loop that also trains, paying its setup on every call (the "
+                           f"weights change between calls, so they cannot be joined): call {direct}, or a "
+                           f"{_graph_of(name, grows)} made once before the loop{_growth_note(grows)}")
             elif carried:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call, on an input built from "
                            f"earlier iterations: call {direct}, or a {_graph_of(name, grows)} "
@@ -388,6 +393,12 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
+
+
+def _trains_in(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """The loop's body updates weights: ``train_on_batch``, ``fit``, ``apply_gradients``..."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS
+               for node in walk_same_scope(loop))
 
 
 def _beside_a_long_fit(facts: ModuleFacts, loop: ast.AST) -> bool:
