@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import partial
 from typing import Iterator
 
@@ -49,7 +50,8 @@ class NoCache(Rule):
     When the map runs in parallel (`num_parallel_calls`), a `prefetch` follows, and `fit` trains
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
-    When the map comes after a `batch` and its cost is only plain ops (no decode, parse or
+    When a commented-out `.cache()` sits at the map or just after it (`# ds = ds.cache()`):
+    the author tried it and turned it off. When the map comes after a `batch` and its cost is only plain ops (no decode, parse or
     resize): it runs once per batch, on whole batches, already cheap.
 
     ## Fix
@@ -119,6 +121,8 @@ class NoCache(Rule):
                 continue
             if not fn.expensive and _after_a_batch(step):
                 continue  # plain ops on whole batches: one call per batch, already vectorised and cheap
+            if _cache_commented_out(ctx, step):
+                continue  # ``# ds = ds.cache()`` right there: the author tried it and turned it off
             consumer = _repeated_consumer(ctx, model, step)
             if consumer is None:
                 continue
@@ -190,6 +194,19 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
             return _Repeat()
     return validating
+
+
+_COMMENTED_CACHE = re.compile(r"^\s*#.*\.cache\(")
+
+
+def _cache_commented_out(ctx: RuleContext, step: Step) -> bool:
+    """A ``# ds = ds.cache()`` comment in the map's statement or the few lines after it: the
+    author tried a cache there and turned it off (memory, a dataset too big): advice rejected."""
+    statement = ctx.facts.statement_of(step.call)
+    first = statement.lineno - 1
+    last = (statement.end_lineno or statement.lineno) - 1 + 3
+    lines = ctx.source.lines
+    return any(_COMMENTED_CACHE.match(lines[i]) for i in range(first, min(last + 1, len(lines))))
 
 
 def _after_a_batch(step: Step) -> bool:
