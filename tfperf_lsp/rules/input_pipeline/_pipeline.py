@@ -193,7 +193,7 @@ class Pipelines:
         ``for line in ds.take(5): print(line)``. A preview, not a training input: its speed does
         not matter. (A pipeline that is also fitted on, iterated whole or returned is not.)"""
         uses = self.uses_of(step)
-        return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and _takes_few(c.step, step) for c in uses)
+        return bool(uses) and all(c.kind in ("for", "iter") and not c.epochs and takes_few(c.step, step) for c in uses)
 
     def evaluated_once(self, step: Step) -> bool:
         """Every pipeline built on ``step`` is read in a single pass, and not to train: by
@@ -461,7 +461,7 @@ def _built_on(dataset: Step, step: Step) -> bool:
     return any(s is step for s in dataset.upstream())
 
 
-def _takes_few(used: Step, step: Step) -> bool:
+def takes_few(used: Step, step: Step) -> bool:
     """Between ``step`` and the dataset used, a ``take(n)`` with n <= PREVIEW and no ``repeat``
     after it."""
     for current in used.upstream():

@@ -12,7 +12,7 @@ from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.models import holds_pretrained
-from tfperf_lsp.rules.input_pipeline._pipeline import BATCH_METHODS, Consumer, Pipelines, Step, pipelines
+from tfperf_lsp.rules.input_pipeline._pipeline import BATCH_METHODS, Consumer, Pipelines, Step, pipelines, takes_few
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
           "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
@@ -46,7 +46,8 @@ class NoCache(Rule):
     follows it before any `repeat()` (a cache read only in part is discarded at the end of
     every epoch); when the dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)`
     or `evaluate` is read once too: it only lets Keras count `steps_per_epoch`; so is one read
-    by a loop that breaks after its first batch, a preview), or rebuilt inside the epoch loop.
+    by a loop that breaks after its first batch, or that reads a few batches of it with `take(n)`,
+    a preview), or rebuilt inside the epoch loop.
     When the map runs in parallel (`num_parallel_calls`), a `prefetch` follows, and `fit` trains
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
@@ -191,8 +192,9 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
             continue
         if consumer.epochs:
             return consumer
-        if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer):
-            return _Repeat()
+        if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer) \
+                and not takes_few(consumer.step, step):
+            return _Repeat()  # (``for x, y in ds.repeat().take(1)``: a preview reads one batch)
     return validating
 
 
