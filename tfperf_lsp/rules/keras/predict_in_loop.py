@@ -74,7 +74,8 @@ class PredictInLoop(Rule):
     calls there), beside a `fit` of several epochs in the same loop body (`fit(x, y, epochs=5000)`
     then `predict(x)` to print the error), or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
     `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
-    that reads a clock on each iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline, on the
+    that reads a clock on each iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline
+    (built in the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), on the
     inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on
     the elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`,
     or `inputs, labels = batch` first in the body): each call gets a batch, often padded to its
@@ -435,9 +436,18 @@ def _repeats_one_input(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
 def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:
     """``model.predict(test_ds.map(lambda e: e["features"]))``: a ``tf.data`` pipeline, which
     ``predict`` iterates batch by batch (a direct call of the model could not take it)."""
-    return isinstance(x, ast.Call) and (
-        (isinstance(x.func, ast.Attribute) and x.func.attr in DATASET_TRANSFORMATIONS | DATASET_SOURCES)
-        or (facts.qualname(x.func) or "").startswith("tensorflow.data."))
+    if isinstance(x, ast.Name):  # ``slices = ds.batch(64)`` then ``model.predict(slices)``
+        bound = getattr(facts.reaching_assignment(x), "value", None)
+        return isinstance(bound, ast.Call) and _a_dataset(facts, bound)
+    if not isinstance(x, ast.Call):
+        return False
+    qualname = facts.qualname(x.func) or ""
+    return (isinstance(x.func, ast.Attribute) and x.func.attr in DATASET_TRANSFORMATIONS | DATASET_SOURCES) \
+        or qualname.startswith("tensorflow.data.") or qualname.endswith(_DATASET_LOADERS)
+
+
+# Keras utilities that return a tf.data pipeline (``keras.utils.image_dataset_from_directory``).
+_DATASET_LOADERS = ("dataset_from_directory", "dataset_from_array")
 
 
 def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
