@@ -52,7 +52,8 @@ class MapWithoutParallelCalls(Rule):
     checked on TF 2.21, a plain `map` becomes a `ParallelMap`, or a `MapAndBatch` when a batch
     follows). It leaves a map serial when its function is stateful: `tf.random.*` and
     `tf.image.random_*` ops, variable reads, `tf.py_function`. There `num_parallel_calls` is
-    the only way to use more cores.
+    the only way to use more cores. A chain of such maps (`.map(crop).map(flip).map(hue)`) gets
+    one finding, on its first map, that counts the others.
 
     ## When it stays silent
     With `num_parallel_calls` (keyword or second argument); for a stateless function that
@@ -122,30 +123,21 @@ class MapWithoutParallelCalls(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         model = pipelines(ctx)
-        auto_parallel_off = option_set_false(ctx.source.text, _AUTO_PARALLEL_OFF, _OPTION_WORDS)
-        for step in model.maps():
+        serial = self._serial_maps(ctx, model)
+        chained = {step for step, fn in serial if fn.stateful or fn.random}
+        for step, fn in serial:
             call = step.call
-            if len(call.args) >= 2 or keyword(call, "num_parallel_calls") is not None:
-                continue
-            if isinstance(ctx.facts.parent(call), ast.Expr):
-                continue  # the mapped dataset is thrown away (TFP204 says so): nothing runs it
-            fn = model.map_function(step)
-            if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
-                continue  # nothing worth parallelising
-            if model.only_previewed(step) or model.never_read(step):
-                continue  # read a few elements to print them, or never: its speed does not matter
-            has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
-            if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
-                continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
             label = function_label(call)
             tune = f"tf.{autotune(ctx)}"
-            if fn.stateful and fn.stateful == fn.python_op and not fn.random \
-                    and fn.python_op.rsplit(".", 1)[-1] in ("py_function", "py_func", "eager_py_func"):
-                continue  # Python on tensors, under the GIL: parallel calls gained 4% on a tokenizer (measured)
             if fn.stateful or fn.random:
+                if step.parent in chained:
+                    continue  # one augmentation chain, one hint: on its first map
+                after = _chain_after(step, chained)
+                more = f" (and so do the {after} maps right after it)" if after > 1 else \
+                    " (and so does the map right after it)" if after == 1 else ""
                 yield self.finding(
                     ctx, step.method_node(),
-                    f"`map({label})` runs {label} on one element at a time: {label} is stateful "
+                    f"`map({label})` runs {label} on one element at a time{more}: {label} is stateful "
                     f"({fn.stateful or fn.random}), so tf.data does not parallelise it by itself; "
                     f"`num_parallel_calls={tune}` would, if a different order of calls is acceptable",
                     label="serial map",
@@ -164,6 +156,30 @@ class MapWithoutParallelCalls(Rule):
             )
 
         yield from self._serial_interleaves(ctx, model)
+
+    def _serial_maps(self, ctx: RuleContext, model: Pipelines) -> list[tuple[Step, MapFunction]]:
+        """The maps to report, with their functions: serial, worth parallelising, read often."""
+        found = []
+        auto_parallel_off = option_set_false(ctx.source.text, _AUTO_PARALLEL_OFF, _OPTION_WORDS)
+        for step in model.maps():
+            call = step.call
+            if len(call.args) >= 2 or keyword(call, "num_parallel_calls") is not None:
+                continue
+            if isinstance(ctx.facts.parent(call), ast.Expr):
+                continue  # the mapped dataset is thrown away (TFP204 says so): nothing runs it
+            fn = model.map_function(step)
+            if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
+                continue  # nothing worth parallelising
+            if model.only_previewed(step) or model.never_read(step):
+                continue  # read a few elements to print them, or never: its speed does not matter
+            has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
+            if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
+                continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
+            if fn.stateful and fn.stateful == fn.python_op and not fn.random \
+                    and fn.python_op.rsplit(".", 1)[-1] in ("py_function", "py_func", "eager_py_func"):
+                continue  # Python on tensors, under the GIL: parallel calls gained 4% on a tokenizer (measured)
+            found.append((step, fn))
+        return found
 
     def _serial_interleaves(self, ctx: RuleContext, model: Pipelines) -> Iterator[Finding]:
         """``interleave(tf.data.TFRecordDataset)`` without ``num_parallel_calls``: tf.data does not
@@ -185,6 +201,17 @@ class MapWithoutParallelCalls(Rule):
                 fix=partial(_add_parallel_calls, ctx, step),
                 fix_title=f"Add num_parallel_calls={tune}",
             )
+
+
+def _chain_after(step: Step, chained: set[Step]) -> int:
+    """How many reported stateful maps follow ``step`` directly, one after another
+    (``.map(crop).map(flip).map(hue)``: one augmentation chain)."""
+    count, current = 0, step
+    while True:
+        following = [child for child in current.children if child in chained]
+        if len(following) != 1:
+            return count
+        count, current = count + 1, following[0]
 
 
 def _add_parallel_calls(ctx: RuleContext, step: Step) -> Fix | None:
