@@ -40,6 +40,8 @@ class EagerModelCall(Rule):
     ## When it stays silent
     In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
     a `tf.function` cannot run its models.
+    When the loop's body also runs Keras' own `train_on_batch`, `evaluate` or `predict`: those
+    set the pace of each iteration, not this call's dispatch.
     When the call is already inside a tf.function, when the model is re-created in the loop
     or is what a single loop iterates over (`for m in models: m(x)`: one call per model), or
     when the code wraps the same model in `tf.function` after the loop (`net = tf.function(net)`:
@@ -118,6 +120,9 @@ class EagerModelCall(Rule):
                 continue  # a function this file never runs (dead code, or a library's)
             if ctx.hot.runs_few_times([call]):
                 continue  # the code writes down 100 calls or fewer: the dispatch saved is a blink
+            if _runs_keras_loops(facts, loops[0]):
+                continue  # each iteration also runs Keras' own train_on_batch / evaluate / predict,
+                # which cost far more than this call's eager dispatch
             if any(_trains_eagerly(facts, loop) for loop in loops):
                 continue  # an eager training step in this loop or the epoch loop around it (an evaluation
                 # pass beside it): TFP301's hint, not this extra forward pass
@@ -248,3 +253,14 @@ def _wrapped_after(facts: ModuleFacts, name: str, loop: ast.AST) -> bool:
                 and isinstance(value.args[0], ast.Name) and value.args[0].id == name:
             return True
     return False
+
+
+_KERAS_LOOPS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch", "evaluate", "predict", "fit"})
+
+
+def _runs_keras_loops(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """The loop's body calls Keras' own ``train_on_batch`` / ``evaluate`` / ``predict`` (a
+    hand-written epoch loop that vectorises its labels with a ``TextVectorization`` model, then
+    trains on the batch): those set the pace of each iteration."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _KERAS_LOOPS
+               and node.args for node in walk_same_scope(loop))
