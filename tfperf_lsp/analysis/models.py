@@ -239,7 +239,12 @@ def _applies_pretrained(facts: ModuleFacts, call: ast.Call, depth: int) -> bool:
 def _loads_pretrained(facts: ModuleFacts, call: ast.Call) -> bool:
     if isinstance(call.func, ast.Attribute) and call.func.attr in _PRETRAINED_LOADERS:
         return True
-    return (facts.qualname(call.func) or "").startswith(_PRETRAINED_MODULES)
+    qualname = facts.qualname(call.func) or ""
+    return qualname.startswith(_PRETRAINED_MODULES) or qualname == _SAVED_MODEL_LOAD
+
+
+# A SavedModel restored as trackable functions: trained elsewhere, and its functions are graphs.
+_SAVED_MODEL_LOAD = "tensorflow.saved_model.load"
 
 
 def one_call_per_model(facts: ModuleFacts, loops: list[ast.AST], name: str) -> bool:

@@ -180,24 +180,11 @@ def _builds_a_pipeline(facts: ModuleFacts, fn: ast.AST) -> bool:
                for n in walk_same_scope(fn))
 
 
-def _runs_a_loaded_network(facts: ModuleFacts, fn: ast.AST, depth: int = 0) -> bool:
-    """``embed(sentences)`` with ``embed = hub.load(url)`` (or ``tf.saved_model.load``, or a
-    Keras application), itself or through a local def it calls (``def embed(x): return
-    model(x)``): the call's time goes to a pretrained network, whose restored functions already
-    run as graphs."""
-    if calls_pretrained_model(facts, fn):
-        return True
-    for node in walk_same_scope(fn):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-            continue
-        for assignment in facts.module_assignments.get(node.func.id, []):
-            value = getattr(assignment, "value", None)
-            if isinstance(value, ast.Call) and facts.qualname(value.func) == "tensorflow.saved_model.load":
-                return True
-        helper = facts.module_defs.get(node.func.id)
-        if depth < 2 and helper is not None and helper is not fn and _runs_a_loaded_network(facts, helper, depth + 1):
-            return True
-    return False
+def _runs_a_loaded_network(facts: ModuleFacts, fn: ast.AST) -> bool:
+    """``embed(sentences)`` with ``model = hub.load(url)`` (or ``tf.saved_model.load``, or a Keras
+    application), itself or through a helper of the file (``def embed(x): return model(x)``):
+    the call's time goes to a pretrained network, whose restored functions already run as graphs."""
+    return calls_pretrained_model(facts, fn)
 
 
 def _has_tape(facts: ModuleFacts, fn: ast.AST) -> bool:

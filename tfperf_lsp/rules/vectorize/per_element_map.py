@@ -43,8 +43,9 @@ class PerElementMap(Rule):
 
     ## When it stays silent
     When the `map_fn` is in a function a `tf.data` pipeline maps (`ds.map(split_target)`): tf.data
-    runs it on its own threads, once per batch, ahead of the training step. When `f` is unknown (a Keras layer, a method, a function from another module), calls
-    something that is not TensorFlow, has Python control flow, or uses ops that pfor cannot
+    runs it on its own threads, once per batch, ahead of the training step. When `f` is unknown
+    (a Keras layer, a method, a function from another module), calls something that is not
+    TensorFlow, has Python control flow, or uses ops that pfor cannot
     vectorise or that would change behaviour: data-dependent shapes (`tf.unique`,
     `tf.boolean_mask`, one-argument `tf.where`, `tf.squeeze` without an axis, which under
     `tf.vectorized_map` also drops the batch dimension of a one-item batch), random ops,
