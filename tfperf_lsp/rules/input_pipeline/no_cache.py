@@ -52,8 +52,9 @@ class NoCache(Rule):
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
     When a commented-out `.cache()` sits at the map or just after it (`# ds = ds.cache()`):
-    the author tried it and turned it off. When the map comes after a `batch` and its cost is only plain ops (no decode, parse or
-    resize): it runs once per batch, on whole batches, already cheap.
+    the author tried it and turned it off. When the map comes after a `batch` and its cost is
+    only plain ops (no decode, parse or resize): it runs once per batch, on whole batches,
+    already cheap.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped

@@ -51,47 +51,46 @@ class PredictInLoop(Rule):
     `predict`, 60.7 ms with `model(x)`, 18.7 ms with `tf.function(model)`.
 
     ## When it stays silent
-    In TensorFlow 1 graph code (a `Session`, `disable_eager_execution`): a direct call of the
-    model returns a symbolic tensor there. In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`):
-    Keras compiles `predict` with that backend, and a direct call runs op by op (measured on JAX:
-    2.9 ms a `predict` against 117 ms a direct call of a GRU model).
-    For a single `predict` call outside a loop; inside a `tf.function`; when the model is
-    re-created in the loop, or is what a single loop iterates over (`for m in models:
-    m.predict(x)`: each call is on another model); for `.predict` of objects that are
-    not visibly Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn),
-    and of objects of a class of the file that defines its own `predict` or has no base
-    (`self.target_model = QNetwork(...)`, a wrapper whose `predict` is its own method). For a
-    model that is or wraps a pretrained network (`keras.applications`, TF Hub,
-    `from_pretrained`): its compute sets the pace, and a direct call was slower than `predict`
-    (InceptionV3, one 299x299 image on a CPU: 190 ms against 169 ms).
-    For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`), and for
-    calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
+    In TensorFlow 1 graph code (a `Session`, `disable_eager_execution`): a direct call of the model
+    returns a symbolic tensor there. In a file that runs Keras 3 on another backend
+    (`os.environ["KERAS_BACKEND"] = "jax"`): Keras compiles `predict` with that backend, and a
+    direct call runs op by op (measured on JAX: 2.9 ms a `predict` against 117 ms a direct call of a
+    GRU model). For a single `predict` call outside a loop; inside a `tf.function`; when the model
+    is re-created in the loop, or is what a single loop iterates over (`for m in models:
+    m.predict(x)`: each call is on another model); for `.predict` of objects that are not visibly
+    Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn), and of objects
+    of a class of the file that defines its own `predict` or has no base (`self.target_model =
+    QNetwork(...)`, a wrapper whose `predict` is its own method). For a model that is or wraps a
+    pretrained network (`keras.applications`, TF Hub, `from_pretrained`): its compute sets the pace,
+    and a direct call was slower than `predict` (InceptionV3, one 299x299 image on a CPU: 190 ms
+    against 169 ms). For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`),
+    and for calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
     forecast of `INTO_FUTURE = 14` steps called once): a second of setup at most; and calls that
-    wait for the user on every run (an interactive demo that asks `input("Continue?")`) (a loop timed
-    from outside, `t0 = time()` right before it, stays reported: it measures that setup). For calls that
-    run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
+    wait for the user on every run (an interactive demo that asks `input("Continue?")`) (a loop
+    timed from outside, `t0 = time()` right before it, stays reported: it measures that setup). For
+    calls that run once per epoch beside the inner loop that trains (`train_on_batch`, `fit`,
     `apply_gradients`: validation on the whole set, or a sample generated in a def the epoch loop
     calls there), beside a `fit` of several epochs in the same loop body (`fit(x, y, epochs=5000)`
-    then `predict(x)` to print the error), or only on some iterations (`if epoch == 0:`, `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`,
-    `display(...)`). For a benchmark of `predict` itself: the same input every time, in a loop
-    that reads a clock on each iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline
-    (built in the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), on the
-    inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on
-    the elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`,
-    or `inputs, labels = batch` first in the body): each call gets a batch, often padded to its
-    own length, so the calls cannot be joined. In a file
-    that builds TensorFlow Probability layers: a direct call returns a distribution object, not
-    an array. For a recurrent model (an
-    `LSTM`, `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model
-    is built elsewhere) it does not suggest calling the model directly: that runs its time loop
-    op by op, no faster than `predict` on a short sequence and much slower on a long one
-    (measured on a CPU, one sample: sequence 10, LSTM(20): predict 44 ms, direct call 39 ms,
-    `tf.function` of the model 0.9 ms; sequence 100, LSTM(128): 48, 310 and 5.7 ms). It
-    suggests a `tf.function` of the model, made once before the loop, without a fix, when each
-    input is built from earlier iterations (text generation appends what it predicted), and
-    stacking the inputs into one `predict` when they do not depend on each other (a forecast
-    over sliding windows of a series). Without a fix, an input built from earlier iterations gets
-    the direct call or a `tf.function` of the model, never "batch the inputs".
+    then `predict(x)` to print the error), or only on some iterations (`if epoch == 0:`,
+    `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a
+    benchmark of `predict` itself: the same input every time, in a loop that reads a clock on each
+    iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline (built in
+    the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), on the
+    inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on the
+    elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`, or
+    `inputs, labels = batch` in the body): each call gets a batch, often padded to its own
+    length, so the calls cannot be joined. In a file that builds TensorFlow Probability layers: a
+    direct call returns a distribution object, not an array. For a recurrent model (an `LSTM`,
+    `GRU`, `SimpleRNN`... in its `Sequential` or factory, or in the file when the model is built
+    elsewhere) it does not suggest calling the model directly: that runs its time loop op by op, no
+    faster than `predict` on a short sequence and much slower on a long one (measured on a CPU, one
+    sample: sequence 10, LSTM(20): predict 44 ms, direct call 39 ms, `tf.function` of the model
+    0.9 ms; sequence 100, LSTM(128): 48, 310 and 5.7 ms). It suggests a `tf.function` of the model, made
+    once before the loop, without a fix, when each input is built from earlier iterations (text
+    generation appends what it predicted), and stacking the inputs into one `predict` when they do
+    not depend on each other (a forecast over sliding windows of a series). Without a fix, an input
+    built from earlier iterations gets the direct call or a `tf.function` of the model, never "batch
+    the inputs".
 
     ## Fix
     `model(x, training=False).numpy()`. Marked unsafe; offered only when:
@@ -488,7 +487,7 @@ def _an_element_of_a_dataset(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> 
     if not _a_dataset(facts, iterable):
         return False
     items = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for stmt in loop.body:  # ``inputs, labels = batch``: unpacked first thing in the body
+    for stmt in loop.body:  # ``inputs, labels = batch``: unpacked in the body
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in items:
             items |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return x.id in items
