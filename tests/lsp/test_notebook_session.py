@@ -167,3 +167,14 @@ async def test_a_message_names_a_line_of_another_cell_by_its_cell(client):
     stale = [d for d in await diagnostics(client, first, version=1) if d.code == "TFP201"]
     assert [d.range.start.line for d in stale] == [6]
     assert "assigned on line 2 of cell 2 is ignored" in stale[0].message
+
+
+async def test_a_cell_pasted_with_its_indent_is_analysed_at_the_users_columns(client):
+    """IPython runs a cell whose first line is indented with that indent removed: the server does
+    too, and its diagnostics point at the columns the editor shows."""
+    indented = "  x = tf.ones([4])\n  for step in range(3):\n      train_step(x, step)\n"
+    _, (define, loop) = open_notebook(client, [(CODE, DEFINE), (CODE, indented)])
+    in_loop = await diagnostics(client, loop, version=1)
+    retrace = [d for d in in_loop if d.code == "TFP101"]
+    assert [(d.range.start.line, d.range.start.character, d.range.end.character) for d in retrace] == [(2, 20, 24)]
+    assert not any("syntax" in d.message.lower() for d in in_loop)
