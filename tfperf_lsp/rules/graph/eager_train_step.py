@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS, calls_pretrained_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
@@ -49,7 +49,10 @@ class EagerTrainStep(Rule):
     `for step in range(50)`): a trace costs more than a demo loop saves. When the step calls a
     model that is or wraps a pretrained network (`from_pretrained`, TF Hub, `keras.applications`):
     fine-tuning it, its compute sets the pace, not the dispatch of ops. When a `# @tf.function`
-    comment sits right above the def: the author turned it off on purpose. The fix is withheld
+    comment sits right above the def: the author turned it off on purpose. When every call
+    runs once per episode, after an inner loop that plays the episode without training
+    (`for episode ...: for step ...: play_one_step(...)`, then `training_step(...)`): the
+    environment steps set the pace. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
     of a local helper that does; the message then says what to make graph-safe first (for a
@@ -117,6 +120,8 @@ class EagerTrainStep(Rule):
                 continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
             if calls_pretrained_model(facts, fn):
                 continue  # fine-tuning a pretrained network: its compute, not op dispatch, sets the pace
+            if _after_each_rollout(facts, facts.calls_by_def.get(fn, [])):
+                continue  # once per episode, on that episode's steps: the rollout sets the pace
             if tf_function_commented_out(ctx, fn):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
             blockers = graph_blockers(facts, fn)
@@ -206,6 +211,45 @@ def _find_defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFu
     candidates = {facts.enclosing_function(item) for item in _tape_items(facts)
                   if not _in_own_loop(facts, item)}
     return {fn for fn in candidates if fn is not None and _updates_in(facts, fn)}
+
+
+def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
+    """Every call runs once per iteration of a loop whose body first runs an inner loop that
+    does not train (``for episode ...: while not done: env.step(...)``, then ``train_step(...)``
+    on a batch from the episode or a replay buffer): an update per episode, beside hundreds of
+    environment steps that set the pace (and where the batch is the episode's own steps, its
+    length changes every episode, so a ``tf.function`` would trace again for most of them)."""
+    if not calls:
+        return False
+    steps = {fn for fn in (facts.enclosing_function(item) for item in _tape_items(facts)) if fn is not None}
+    for call in calls:
+        loops = facts.enclosing_loops(call)
+        if not loops or not isinstance(loops[0], (ast.For, ast.While, ast.AsyncFor)):
+            return False
+        body = loops[0].body
+        statement = next((stmt for stmt in body if _holds(stmt, call)), None)
+        if statement is None:
+            return False
+        before = body[: body.index(statement)]
+        rollouts = [stmt for stmt in before if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor))]
+        if not rollouts or any(_trains(facts, loop, steps) for loop in rollouts):
+            return False
+    return True
+
+
+def _holds(stmt: ast.stmt, node: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(stmt))
+
+
+def _trains(facts: ModuleFacts, loop: ast.AST, steps: set[ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
+    """The loop updates weights: an optimizer step, ``fit``/``train_on_batch``, or a call of one
+    of ``steps`` (the defs that open a tape)."""
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
+            return True
+        if isinstance(node, ast.Call) and facts.resolve_def(node.func, node) in steps:
+            return True
+    return False
 
 
 def _in_own_loop(facts: ModuleFacts, node: ast.AST) -> bool:
