@@ -51,8 +51,9 @@ class EagerTrainStep(Rule):
     fine-tuning it, its compute sets the pace, not the dispatch of ops. When a `# @tf.function`
     comment sits right above the def: the author turned it off on purpose. When every call
     runs once per episode, after an inner loop that plays the episode without training
-    (`for episode ...: for step ...: play_one_step(...)`, then `training_step(...)`): the
-    environment steps set the pace. The fix is withheld
+    (`for episode ...: for step ...: play_one_step(...)`, then `training_step(...)`), or in
+    the branch that ends the episode (`if done: train_step(...); break`): the environment steps
+    set the pace. The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
     of a local helper that does; the message then says what to make graph-safe first (for a
@@ -226,6 +227,11 @@ def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
         loops = facts.enclosing_loops(call)
         if not loops or not isinstance(loops[0], (ast.For, ast.While, ast.AsyncFor)):
             return False
+        last = _branch_that_breaks(facts, call, loops[0])
+        if last is not None:  # ``while True: step the env; if done: train_step(...); break``
+            if _trains(facts, loops[0], steps, skip=last):
+                return False
+            continue
         body = loops[0].body
         statement = next((stmt for stmt in body if _holds(stmt, call)), None)
         if statement is None:
@@ -241,10 +247,27 @@ def _holds(stmt: ast.stmt, node: ast.AST) -> bool:
     return any(inner is node for inner in ast.walk(stmt))
 
 
-def _trains(facts: ModuleFacts, loop: ast.AST, steps: set[ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
-    """The loop updates weights: an optimizer step, ``fit``/``train_on_batch``, or a call of one
-    of ``steps`` (the defs that open a tape)."""
+def _branch_that_breaks(facts: ModuleFacts, call: ast.Call, loop: ast.AST) -> ast.If | None:
+    """The ``if`` of ``loop``'s body (not of a loop inside it) that holds ``call`` and ends with
+    ``break``: it runs once, when the loop ends (an episode's last step)."""
+    for ancestor in facts.ancestors(call):
+        if ancestor is loop:
+            return None
+        if isinstance(ancestor, ast.If) and ancestor.body and isinstance(ancestor.body[-1], ast.Break) \
+                and any(_holds(stmt, call) for stmt in ancestor.body):
+            loops = facts.enclosing_loops(ancestor)
+            return ancestor if loops and loops[0] is loop else None
+    return None
+
+
+def _trains(facts: ModuleFacts, loop: ast.AST, steps: set[ast.FunctionDef | ast.AsyncFunctionDef],
+            skip: ast.AST | None = None) -> bool:
+    """The loop updates weights (outside ``skip``): an optimizer step, ``fit``/``train_on_batch``,
+    or a call of one of ``steps`` (the defs that open a tape)."""
+    skipped = set(ast.walk(skip)) if skip is not None else set()
     for node in walk_same_scope(loop):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
             return True
         if isinstance(node, ast.Call) and facts.resolve_def(node.func, node) in steps:
