@@ -50,10 +50,11 @@ class EagerTrainStep(Rule):
     model that is or wraps a pretrained network (`from_pretrained`, TF Hub, `keras.applications`):
     fine-tuning it, its compute sets the pace, not the dispatch of ops. When a `# @tf.function`
     comment sits right above the def: the author turned it off on purpose. When every call
-    runs once per episode, after an inner loop that plays the episode without training
-    (`for episode ...: for step ...: play_one_step(...)`, then `training_step(...)`), or in
-    the branch that ends the episode (`if done: train_step(...); break`): the environment steps
-    set the pace. The fix is withheld
+    runs once per episode, after an inner loop that plays the episode (`env.step(...)`, itself or
+    through a def) without training (`for episode ...: for step ...: play_one_step(...)`, then
+    `training_step(...)`), or in the branch that ends the episode (`if done: train_step(...);
+    break`): the environment steps set the pace. (An inner loop that only gathers a batch before
+    each step is part of the step loop: reported.) The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
     of a local helper that does; the message then says what to make graph-safe first (for a
@@ -229,7 +230,7 @@ def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
             return False
         last = _branch_that_breaks(facts, call, loops[0])
         if last is not None:  # ``while True: step the env; if done: train_step(...); break``
-            if _trains(facts, loops[0], steps, skip=last):
+            if _trains(facts, loops[0], steps, skip=last) or not _steps_an_environment(facts, loops[0]):
                 return False
             continue
         body = loops[0].body
@@ -238,9 +239,31 @@ def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
             return False
         before = body[: body.index(statement)]
         rollouts = [stmt for stmt in before if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor))]
-        if not rollouts or any(_trains(facts, loop, steps) for loop in rollouts):
-            return False
+        if not rollouts or any(_trains(facts, loop, steps) for loop in rollouts) \
+                or not any(_steps_an_environment(facts, loop) for loop in rollouts):
+            return False  # (an inner loop that only gathers a batch is part of every step)
     return True
+
+
+def _steps_an_environment(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """The loop plays an episode: it steps an environment (``env.step(action)``,
+    ``car.step_dynamics(...)``), itself or through a def of the file (``play_one_step(env, obs,
+    epsilon)``, ``vista_step(action)``)."""
+    for node in walk_same_scope(loop):
+        if not isinstance(node, ast.Call):
+            continue
+        if _an_environment_step(node):
+            return True
+        helper = facts.resolve_def(node.func, node) if isinstance(node.func, (ast.Name, ast.Attribute)) else None
+        if helper is not None and any(isinstance(inner, ast.Call) and _an_environment_step(inner)
+                                      for inner in walk_same_scope(helper)):
+            return True
+    return False
+
+
+def _an_environment_step(call: ast.Call) -> bool:
+    """``env.step(action)`` (Gym's convention) or ``car.step_dynamics(...)``."""
+    return isinstance(call.func, ast.Attribute) and (call.func.attr == "step" or call.func.attr.startswith("step_"))
 
 
 def _holds(stmt: ast.stmt, node: ast.AST) -> bool:
