@@ -289,3 +289,10 @@ def test_a_cell_pasted_with_its_indent_runs_dedented_as_ipython_runs_it(tmp_path
     notebook = build([(0, DEFINE), (1, indented)])
     assert notebook.cells[1].indent == "  " and notebook.cells[1].syntax_error is None
     assert notebook.cell_span(Span(Pos(notebook.cells[1].start, 0), Pos(notebook.cells[1].start, 3))) is None
+
+
+def test_a_syntax_error_in_a_dedented_cell_names_the_users_column():
+    notebook = build([(0, "  x = (1,\n  y = 2\n")])
+    cell = notebook.cells[0]
+    assert cell.whole_masked and cell.syntax_error is not None
+    assert cell.syntax_error[:2] == (1, 7)  # the "(" in "  x = (1,", as the user sees it

@@ -176,7 +176,9 @@ def build(code_cells: list[tuple[int, str]], language: str = "python") -> Notebo
             _assemble(notebook)
             continue
         if not _magic_with_a_body(cell.source):
-            cell.syntax_error = (line - cell.start + 1, col + 1, message)
+            row = line - cell.start
+            shift = len(cell.indent) if row in cell.dedented_lines else 0  # the column the user sees
+            cell.syntax_error = (row + 1, col + shift + 1, message)
         cell.whole_masked = True
         _assemble(notebook)
     return notebook

@@ -130,7 +130,7 @@ class MapWithoutParallelCalls(Rule):
             label = function_label(call)
             tune = f"tf.{autotune(ctx)}"
             if fn.stateful or fn.random:
-                if step.parent in chained:
+                if step.parent in chained and [c for c in step.parent.children if c in chained] == [step]:
                     continue  # one augmentation chain, one hint: on its first map
                 after = _chain_after(step, chained)
                 more = f" (and so do the {after} maps right after it)" if after > 1 else \
