@@ -465,13 +465,15 @@ class HotCode:
         opens a ``GradientTape`` counts as training too, not only an optimizer or Keras training call."""
         around = set(self.facts.ancestors(node))
         return any(inner is not loop and inner not in around and isinstance(inner, (ast.For, ast.While, ast.AsyncFor))
-                   and self._trains(inner, through_steps) for inner in walk_same_scope(loop))
+                   and self.trains(inner, through_steps) for inner in walk_same_scope(loop))
 
-    def _trains(self, loop: ast.AST, through_steps: bool) -> bool:
+    def trains(self, loop: ast.AST, through_steps: bool = True, skip: ast.AST | None = None) -> bool:
         """The loop runs a training step: an optimizer or Keras training call, or (``through_steps``)
-        a def of this file that opens a ``GradientTape`` (``train_step(x, y)``)."""
+        a def of this file that opens a ``GradientTape`` (``train_step(x, y)``); code inside
+        ``skip`` (a branch of the loop) does not count."""
+        skipped = set(ast.walk(skip)) if skip is not None else set()
         for node in walk_same_scope(loop):
-            if not isinstance(node, ast.Call):
+            if not isinstance(node, ast.Call) or node in skipped:
                 continue
             if isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
                 return True

@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS, calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
@@ -122,7 +122,7 @@ class EagerTrainStep(Rule):
                 continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
             if calls_pretrained_model(facts, fn):
                 continue  # fine-tuning a pretrained network: its compute, not op dispatch, sets the pace
-            if _after_each_rollout(facts, facts.calls_by_def.get(fn, [])):
+            if _after_each_rollout(ctx, facts.calls_by_def.get(fn, [])):
                 continue  # once per episode, on that episode's steps: the rollout sets the pace
             if tf_function_commented_out(ctx, fn):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
@@ -215,7 +215,7 @@ def _find_defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFu
     return {fn for fn in candidates if fn is not None and _updates_in(facts, fn)}
 
 
-def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
+def _after_each_rollout(ctx: RuleContext, calls: list[ast.Call]) -> bool:
     """Every call runs once per iteration of a loop whose body first runs an inner loop that
     does not train (``for episode ...: while not done: env.step(...)``, then ``train_step(...)``
     on a batch from the episode or a replay buffer): an update per episode, beside hundreds of
@@ -223,14 +223,14 @@ def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
     length changes every episode, so a ``tf.function`` would trace again for most of them)."""
     if not calls:
         return False
-    steps = {fn for fn in (facts.enclosing_function(item) for item in _tape_items(facts)) if fn is not None}
+    facts, hot = ctx.facts, ctx.hot
     for call in calls:
         loops = facts.enclosing_loops(call)
         if not loops or not isinstance(loops[0], (ast.For, ast.While, ast.AsyncFor)):
             return False
         last = _branch_that_breaks(facts, call, loops[0])
         if last is not None:  # ``while True: step the env; if done: train_step(...); break``
-            if _trains(facts, loops[0], steps, skip=last) or not _steps_an_environment(facts, loops[0]):
+            if hot.trains(loops[0], skip=last) or not _steps_an_environment(facts, loops[0]):
                 return False
             continue
         body = loops[0].body
@@ -239,7 +239,7 @@ def _after_each_rollout(facts: ModuleFacts, calls: list[ast.Call]) -> bool:
             return False
         before = body[: body.index(statement)]
         rollouts = [stmt for stmt in before if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor))]
-        if not rollouts or any(_trains(facts, loop, steps) for loop in rollouts) \
+        if not rollouts or any(hot.trains(loop) for loop in rollouts) \
                 or not any(_steps_an_environment(facts, loop) for loop in rollouts):
             return False  # (an inner loop that only gathers a batch is part of every step)
     return True
@@ -281,21 +281,6 @@ def _branch_that_breaks(facts: ModuleFacts, call: ast.Call, loop: ast.AST) -> as
             loops = facts.enclosing_loops(ancestor)
             return ancestor if loops and loops[0] is loop else None
     return None
-
-
-def _trains(facts: ModuleFacts, loop: ast.AST, steps: set[ast.FunctionDef | ast.AsyncFunctionDef],
-            skip: ast.AST | None = None) -> bool:
-    """The loop updates weights (outside ``skip``): an optimizer step, ``fit``/``train_on_batch``,
-    or a call of one of ``steps`` (the defs that open a tape)."""
-    skipped = set(ast.walk(skip)) if skip is not None else set()
-    for node in walk_same_scope(loop):
-        if node in skipped:
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS:
-            return True
-        if isinstance(node, ast.Call) and facts.resolve_def(node.func, node) in steps:
-            return True
-    return False
 
 
 def _in_own_loop(facts: ModuleFacts, node: ast.AST) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -193,7 +193,7 @@ class PredictInLoop(Rule):
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
-            trains = _trains_in(facts, loops[0])  # the weights change between calls: they cannot be joined
+            trains = ctx.hot.trains(loops[0], through_steps=False)  # the weights change between calls: they cannot be joined
             carried = flow.carried or (x is not None and _stateful(facts)) or trains
             grows = flow.grows  # an input the loop makes longer every time: one trace per length
             if _recurrent(facts, receiver, call):
@@ -393,12 +393,6 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
-
-
-def _trains_in(facts: ModuleFacts, loop: ast.AST) -> bool:
-    """The loop's body updates weights: ``train_on_batch``, ``fit``, ``apply_gradients``..."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TRAINING_CALLS
-               for node in walk_same_scope(loop))
 
 
 def _beside_a_long_fit(facts: ModuleFacts, loop: ast.AST) -> bool:
