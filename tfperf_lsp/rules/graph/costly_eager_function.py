@@ -129,8 +129,10 @@ class CostlyEagerFunction(Rule):
                 continue
             if not _runs_tensorflow_ops(facts, fn):
                 continue  # tf.compat.as_bytes, tf.io.gfile, ...: Python helpers, nothing to graph
-            if _handed_to_other_code(facts, fn) or _builds_a_pipeline(facts, fn) or _runs_a_loaded_network(facts, fn):
+            if _handed_to_other_code(facts, fn) or _builds_a_pipeline(facts, fn):
                 continue
+            if calls_pretrained_model(facts, fn):
+                continue  # a TF Hub / SavedModel / keras.applications network does the work: its functions are graphs
             wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
             yield self.finding(
                 ctx, fn,
@@ -178,13 +180,6 @@ def _builds_a_pipeline(facts: ModuleFacts, fn: ast.AST) -> bool:
     whose work runs later in the tf.data runtime, not in this call."""
     return any(isinstance(n, ast.Call) and (facts.qualname(n.func) or "").startswith("tensorflow.data.")
                for n in walk_same_scope(fn))
-
-
-def _runs_a_loaded_network(facts: ModuleFacts, fn: ast.AST) -> bool:
-    """``embed(sentences)`` with ``model = hub.load(url)`` (or ``tf.saved_model.load``, or a Keras
-    application), itself or through a helper of the file (``def embed(x): return model(x)``):
-    the call's time goes to a pretrained network, whose restored functions already run as graphs."""
-    return calls_pretrained_model(facts, fn)
 
 
 def _has_tape(facts: ModuleFacts, fn: ast.AST) -> bool:
