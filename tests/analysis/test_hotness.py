@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from tfperf_lsp.analysis.facts import ModuleFacts
-from tfperf_lsp.analysis.hotness import HotCode, is_test_path
+from tfperf_lsp.analysis.hotness import DECODED_TOKENS, HotCode, is_test_path, stops_at_end_token
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.config import Settings
 from tfperf_lsp.engine import analyze
@@ -182,3 +182,33 @@ def test_a_project_that_lives_in_a_folder_named_test_is_not_test_code(tmp_path):
     (project / "pyproject.toml").write_text("")
     assert not is_test_path(str(project / "train.py"))
     assert is_test_path(str(project / "tests" / "helpers.py"))
+
+
+@pytest.mark.parametrize("test, stops", [
+    ("targ_lang.index_word[predicted_id] == '<end>'", True),
+    ('sampled_token == "[end]"', True),
+    ("word == 'endseq'", True),
+    ("next_id == tokenizer.eos_token_id", True),
+    ("predicted_id == end_token", True),
+    ("step == end_step", False),  # a training loop's last step, not a token
+    ("done", False),
+])
+def test_a_decoding_loop_stops_at_its_end_token(test, stops):
+    loop = ast.parse(f"for t in range(max_length):\n    x = step(x)\n    if {test}:\n        break\n").body[0]
+    assert stops_at_end_token(loop) is stops
+
+
+def test_a_decoding_loop_with_a_bound_from_the_data_counts_as_a_long_sentence():
+    code = textwrap.dedent("""
+        def evaluate(sentence):
+            for t in range(max_length_targ):
+                predicted = decoder(x)
+                if lang.index_word[predicted] == '<end>':
+                    return
+        evaluate('a')
+        evaluate('b')
+    """)
+    tree = ast.parse(code)
+    facts = ModuleFacts(tree, SourceText(code))
+    call = next(c for c in facts.calls if getattr(c.func, "id", "") == "decoder")
+    assert HotCode(facts, None).runs_at_most(call) == 2 * DECODED_TOKENS

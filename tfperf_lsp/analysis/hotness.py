@@ -125,6 +125,13 @@ def _project_root(path: str) -> str:
 # all, beside what the trace costs (real-code reviews judged 200-500-step demo loops not worth it).
 FEW_RUNS = 500
 
+# A loop that decodes one sequence and stops at its end token (``if word == '<end>': return``)
+# runs once per token of that output: when its bound is not written down (``range(max_length)``
+# from the data), it is counted as this many, a long sentence or caption.
+DECODED_TOKENS = 100
+_END_TOKEN = re.compile(r"<\s*/?\s*(end|eos)\s*>|\[(end|eos)\]|\bendseq\b|\beos\b|eos_(token|id)|end_(token|id)|idx_end|stop_token",
+                        re.IGNORECASE)
+
 class HotCode:
     def __init__(self, facts: ModuleFacts, path: str | None):
         self.facts = facts
@@ -506,7 +513,8 @@ class HotCode:
     def runs_at_most(self, node: ast.AST) -> int | None:
         """How many times ``node`` runs, when the code writes it down: module-level code runs
         once, and each loop around it in its scope has a literal count (``range(10)``,
-        ``ds.take(5)``, ``for epoch in range(EPOCHS)`` with ``EPOCHS = 5``). None when unknown
+        ``ds.take(5)``, ``for epoch in range(EPOCHS)`` with ``EPOCHS = 5``; a loop that stops at
+        its end token counts as ``DECODED_TOKENS`` when its bound is not written). None when unknown
         (a loop over a dataset, or code in a def, which its callers may run any number of times).
         Code in a top-level def runs as often as its calls in this file do together (``forecast(
         model, 14)`` called once), when they are all counted and the def is not used otherwise."""
@@ -522,6 +530,8 @@ class HotCode:
         total = 1
         for loop in facts.enclosing_loops(node):
             count = self.loop_count(loop)
+            if count is None and stops_at_end_token(loop):
+                count = DECODED_TOKENS
             if count is None:
                 return None
             total *= count
@@ -849,6 +859,21 @@ def _base_name(base: ast.expr) -> str:
 
 def _lines_of(node: ast.stmt) -> tuple[int, int]:
     return first_line(node) - 1, (node.end_lineno or node.lineno) - 1
+
+
+def stops_at_end_token(loop: ast.AST) -> bool:
+    """A decoding loop: it ends (``break`` or ``return``) when the token it picked is the end
+    token (``if targ_lang.index_word[predicted_id] == '<end>': return result``,
+    ``if sampled_token == "[end]": break``)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) \
+                and any(isinstance(s, (ast.Break, ast.Return)) for s in node.body) \
+                and all(isinstance(op, (ast.Eq, ast.Is, ast.In)) for op in node.test.ops) \
+                and _END_TOKEN.search(ast.unparse(node.test)):
+            return True
+    return False
 
 
 def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:

@@ -54,7 +54,10 @@ class EagerModelCall(Rule):
     (periodic), or once per epoch beside the inner loop that does the steps (also in a def the
     epoch loop calls there: `predict(encoder, decoder, ...)` decoding one sample); in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
-    that the call runs 500 times or fewer in all (`for i in range(10)` at module level). When the
+    that the call runs 500 times or fewer in all (`for i in range(10)` at module level; a
+    decoding loop that stops at its end token, `if word == '<end>': return`, counts as 100 calls
+    per sentence when its bound comes from the data, so three sentences translated by hand stay
+    silent, a whole test set does not). When the
     loop is an eager training step (`optimizer.apply_gradients` in it, or a helper it calls opens
     a `GradientTape`): the step is what to compile (TFP301), not this extra forward pass. When the loop also runs a
     TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a
