@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
@@ -51,7 +51,9 @@ class HostSyncInLoop(Rule):
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
     A second read of the same result in one iteration (`float(loss)` for a list, then
-    `loss.numpy()` for a log) is not reported again: the first one waited.
+    `loss.numpy()` for a log), or of another output of the same step call
+    (`loss_g.numpy(), loss_d.numpy()` after `loss_g, loss_d = train_step(...)`), is not reported
+    again: the first one waited for the step.
     When the step trains a model that is or wraps a pretrained network (`keras.applications`,
     TF Hub, a `from_pretrained` loader): its compute sets the pace, and one wait per step costs
     a small part of it.
@@ -100,7 +102,7 @@ class HostSyncInLoop(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
         for loop, outputs in _training_loops(facts).items():
-            synced: dict[str, int] = {}  # result -> line of its first read: a second read waits for nothing
+            synced: dict[ast.AST | str, int] = {}  # step call -> line of its first read: a second read waits for nothing
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
                 loops = facts.enclosing_loops(node)
@@ -110,10 +112,11 @@ class HostSyncInLoop(Rule):
                     continue
                 if ctx.hot.runs_few_times([node]):
                     continue  # a demo loop of a few dozen steps: the waits add up to nothing worth changing
-                line = position(node)[0]
-                if sync in synced and not _rebound_between(loop, sync, synced[sync], line):
-                    continue  # ``loss.numpy()`` for a plot, then again for a log: the first one waited
-                synced[sync] = line
+                line, step = position(node)[0], outputs[sync]
+                if step in synced and not _rebound_between(loop, sync, synced[step], line):
+                    continue  # ``loss.numpy()`` for a plot, then again for a log, or the step's other
+                    # output (``loss_g.numpy(), loss_d.numpy()``): the first read waited for the step
+                synced[step] = line
                 text = ctx.source.segment(node)
                 if len(text) > 40:
                     text = text[:37] + "..."
@@ -141,8 +144,10 @@ def _discarded(facts: ModuleFacts, node: ast.AST) -> bool:
         isinstance(t, ast.Name) and t.id == "_" for t in statement.targets)
 
 
-def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
-    """Loops (in eager code) that run a training step, with the names holding its results."""
+def _training_loops(facts: ModuleFacts) -> dict[ast.AST, dict[str, ast.AST | str]]:
+    """Loops (in eager code) that run a training step, with the names holding its results, each
+    mapped to what computed it: the step's call (one wait gives all of its outputs), or the
+    loss a hand-written step differentiates."""
     step_defs: set[str] = set()
     direct: set[ast.Call] = set()
     for call in facts.calls:
@@ -151,7 +156,7 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
             fn = facts.enclosing_function(call)
             if fn is not None:
                 step_defs.add(fn.name)
-    loops: dict[ast.AST, set[str]] = {}
+    loops: dict[ast.AST, dict[str, ast.AST | str]] = {}
     # ``model.train_step(...)`` on a parameter: a method that some class of this file compiles.
     compiled_methods = {fn.node.name for fn in facts.tf_functions if fn.owner_class is not None and fn.node is not None}
     for call in facts.calls:
@@ -173,16 +178,16 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, set[str]]:
         if _trains_a_pretrained_model(facts, func, call):
             continue  # a large step: one wait per step is a small part of it
         loop = enclosing[0]
-        outputs = loops.setdefault(loop, set())
+        outputs = loops.setdefault(loop, {})
         stmt = facts.statement_of(call)
         if isinstance(stmt, ast.Assign) and stmt.value is call:
             for target in stmt.targets:
-                outputs.update(target_names(target))
+                outputs.update(dict.fromkeys(target_names(target), call))
         if call in direct:  # a hand-written step: the loss is what the tape differentiates
             for node in walk_same_scope(loop):
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "gradient"
                         and node.args and isinstance(node.args[0], ast.Name)):
-                    outputs.add(node.args[0].id)
+                    outputs.setdefault(node.args[0].id, node.args[0].id)
     return {loop: names for loop, names in loops.items() if names}
 
 
@@ -192,7 +197,7 @@ def _trains_a_pretrained_model(facts: ModuleFacts, func: ast.AST, call: ast.Call
     return fn is not None and fn.node is not None and calls_pretrained_model(facts, fn.node)
 
 
-def _sync(node: ast.AST, outputs: set[str]) -> str | None:
+def _sync(node: ast.AST, outputs: Mapping[str, object]) -> str | None:
     """The step result that ``node`` copies to the host, if it is such a conversion."""
     if not isinstance(node, ast.Call):
         return None
@@ -212,7 +217,7 @@ def _sync(node: ast.AST, outputs: set[str]) -> str | None:
     return None
 
 
-def _output(expr: ast.AST, outputs: set[str]) -> str | None:
+def _output(expr: ast.AST, outputs: Mapping[str, object]) -> str | None:
     if isinstance(expr, ast.Subscript):
         expr = expr.value
     if isinstance(expr, ast.Name) and expr.id in outputs:
