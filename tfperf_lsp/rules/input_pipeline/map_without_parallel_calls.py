@@ -68,7 +68,10 @@ class MapWithoutParallelCalls(Rule):
     module, a method): it may be stateless too. For identity or re-packing functions
     (`lambda x, y: (x, y)`, `lambda d: d["image"]`, `tf.nest` repacking) and functions with at
     most one op (`lambda x: x / 255`, `map(tf.transpose)`): no gain worth a hint (the tensorpack
-    maintainers measured none, tensorpack/tensorpack#1539). For a function that returns datasets
+    maintainers measured none, tensorpack/tensorpack#1539). For a function that
+    ignores the element it gets and only draws random numbers (a GAN's noise source,
+    `from_tensors(0).repeat().map(lambda _: tf.random.normal([batch, dim]))`): each element is a
+    random op or two, too little to hand to parallel workers. For a function that returns datasets
     (`lambda i: ds.shard(n, i)`): it builds the pipeline's structure. For a function whose only
     state is a `tf.py_function`: its Python code (string work on `.numpy()` values, most often)
     holds the GIL, so parallel calls gain little (a tokenizer, 4,000 elements: 1.21 s serial,
@@ -178,6 +181,8 @@ class MapWithoutParallelCalls(Rule):
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising
+            if _draws_noise(fn):
+                continue  # a noise source (``from_tensors(0).repeat().map(lambda _: tf.random.normal(...))``)
             if model.only_previewed(step) or model.never_read(step):
                 continue  # read a few elements to print them, or never: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
@@ -247,6 +252,16 @@ def _cheap(facts: ModuleFacts, call: ast.Call, fn: MapFunction) -> bool:
         qualname = facts.qualname(function_argument(call)) or ""
         return qualname.startswith("tensorflow.") and not qualname.startswith(_EXPENSIVE_OPS)
     return not (fn.unknown or fn.random or fn.stateful or fn.is_expensive or fn.per_element) and fn.cost <= CHEAP_COST
+
+
+def _draws_noise(fn: MapFunction) -> bool:
+    """The function ignores the element it is given and only draws random numbers (a GAN's
+    generator inputs: ``lambda _: tf.random.normal([batch, noise_dim])``): each element is one or
+    two random ops, cheaper than tf.data's hand-off to a parallel worker."""
+    if fn.node is None or not fn.random or fn.is_expensive or fn.per_element or fn.python_op:
+        return False
+    used = {n.id for n in ast.walk(fn.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return not used.intersection(fn.params)
 
 
 _EXPENSIVE_OPS = ("tensorflow.io.", "tensorflow.image.", "tensorflow.audio.", "tensorflow.strings.", "tensorflow.py_function",
