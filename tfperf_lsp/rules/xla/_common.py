@@ -40,7 +40,9 @@ EXTENSION_LIBRARIES = ("tensorflow_addons", "tensorflow_probability", "tensorflo
                        "tensorflow_quantum", "tensorflow_lattice", "horovod", "smdistributed",
                        "tensorflow_graphics.rendering.triangle_rasterizer",
                        "tensorflow_graphics.rendering.rasterization_backend", "tensorflow_graphics.rendering.opengl",
-                       "tensorflow_graphics.rendering.kernels")
+                       "tensorflow_graphics.rendering.kernels",
+                       # graph networks on sparse adjacency matrices: sparse ops have no XLA kernel
+                       "spektral", "stellargraph", "tf_geometric")
 # Elementwise ops XLA fuses into one kernel (the XLA guide: fusion is "XLA's single most important
 # optimization"). Python arithmetic on tensors counts too.
 ELEMENTWISE = frozenset(
@@ -220,3 +222,19 @@ def _body_profiles(ctx: RuleContext) -> dict[ast.AST, BodyProfile]:
     return {}  # filled by body_profile, one analysis long
 
 
+def uses_sparse_tensors(facts: ModuleFacts) -> bool:
+    """The file builds or feeds ``tf.SparseTensor`` values (``tf.sparse.*``, ``tf.SparseTensor``,
+    ``keras.Input(..., sparse=True)``): its models multiply by sparse matrices, which XLA cannot
+    compile ("Detected unsupported operations ... SparseTensorDenseMatMul", TF 2.21)."""
+    for qualname, calls in facts.calls_by_qualname.items():
+        if qualname.startswith(_SPARSE_APIS) or qualname in _SPARSE_TYPES:
+            return True
+        if qualname.rsplit(".", 1)[-1] == "Input" and any(
+                k.arg == "sparse" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for call in calls for k in call.keywords):
+            return True
+    return False
+
+
+_SPARSE_APIS = ("tensorflow.sparse.", "tensorflow.compat.v1.sparse.")
+_SPARSE_TYPES = {"tensorflow.SparseTensor", "tensorflow.sparse.SparseTensor", "tensorflow.compat.v1.SparseTensor"}

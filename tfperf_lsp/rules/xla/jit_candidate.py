@@ -12,7 +12,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (batches_vary_in_length, eager_loop_calls, function_label, keras_layers_in_file,
                                      tf_function_calls, tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu
+from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu, uses_sparse_tensors
 
 MIN_ELEMENTWISE_OPS = 6
 _FIX_TITLE = "Add jit_compile=True (benchmark it)"
@@ -56,6 +56,9 @@ class JitCandidate(Rule):
     XLA does not compile; `tfa.seq2seq` decoders loop dynamically; a file that imports one is
     skipped whole, since its models may use them where tfperf cannot see), or a
     `TensorArray(dynamic_size=True)` (measured: it compiled and returned an empty result).
+    A file that uses sparse tensors (`tf.sparse.*`, `tf.SparseTensor`, `keras.Input(...,
+    sparse=True)`) or a graph-network library built on them (Spektral, StellarGraph): XLA has no
+    kernel for sparse ops, and `jit_compile=True` raises (measured on `sparse_dense_matmul`).
     Functions with few elementwise operations and no gradient tape are not reported, nor chains
     of elementwise operations that this file does not call in a loop: a library function (a
     loss, an image op) is called with shapes tfperf cannot see, often a new one per call, and
@@ -150,6 +153,8 @@ class JitCandidate(Rule):
             return  # TFF serializes the graphs and runs them in its own executors
         if targets_tpu(facts):
             return  # on a TPU every step is compiled with XLA already
+        if uses_sparse_tensors(facts):
+            return  # sparse ops (SparseTensorDenseMatMul, ...) have no XLA kernel: jit_compile raises (measured)
         keras_class_names = keras_classes(facts)
         for fn in facts.tf_functions:
             if fn.node is None or jit_option(fn) is not None or _in_keras_class(facts, fn, keras_class_names) \

@@ -17,7 +17,7 @@ from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, small_model
-from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, targets_tpu
+from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, targets_tpu, uses_sparse_tensors
 
 _SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
 _FIX_TITLE = "Add jit_compile=True (benchmark it)"
@@ -51,7 +51,8 @@ class KerasCompileWithoutJit(Rule):
     with little for XLA to fuse), in a file that sets up a TPU (XLA compiles every step
     there already), and in a file that imports a TensorFlow extension library
     (`tensorflow_probability`, `tensorflow_addons`...: whether their layers compile is their own
-    business, as for TFP501). On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
+    business, as for TFP501), or that uses sparse tensors (`tf.sparse.*`, `Input(sparse=True)`:
+    XLA has no kernel for sparse ops). On Keras 3 models: Keras 3 `compile()` defaults to `jit_compile="auto"`, which enables XLA on
     the TensorFlow backend where it can. On the private legacy
     `tensorflow.python.keras` package, whose `compile()` has no `jit_compile` argument. When
     `jit_compile` or `**kwargs` is passed, and when the receiver cannot be traced to a Keras 2
@@ -104,6 +105,8 @@ class KerasCompileWithoutJit(Rule):
             return  # recurrent or text layers: variable lengths, dynamic loops, hub layers
         if any(q.startswith(EXTENSION_LIBRARIES) for q in facts.imports.bindings.values()):
             return  # tensorflow_probability, addons...: their layers' XLA support is their own (as TFP501)
+        if uses_sparse_tensors(facts):
+            return  # sparse ops have no XLA kernel (as TFP501)
         file_sources = facts.imports.keras_sources
         for call in facts.calls:
             func = call.func
