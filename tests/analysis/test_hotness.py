@@ -212,3 +212,22 @@ def test_a_decoding_loop_with_a_bound_from_the_data_counts_as_a_long_sentence():
     facts = ModuleFacts(tree, SourceText(code))
     call = next(c for c in facts.calls if getattr(c.func, "id", "") == "decoder")
     assert HotCode(facts, None).runs_at_most(call) == 2 * DECODED_TOKENS
+
+
+@pytest.mark.parametrize("test, some", [
+    ("step == loader.steps_per_epoch", True),  # a counter the loop adds one to
+    ("step == 100", True),
+    ("mode == 1", False),  # a setting: may hold on every iteration
+    ("mode == config.eval_mode", False),
+])
+def test_a_counter_the_loop_adds_one_to_marks_a_branch_taken_on_some_iterations(test, some):
+    code = textwrap.dedent(f"""
+        step = 0
+        for batch in loader:
+            step += 1
+            if {test}:
+                evaluate(batch)
+    """)
+    facts = ModuleFacts(ast.parse(code), SourceText(code))
+    call = next(c for c in facts.calls if getattr(c.func, "id", "") == "evaluate")
+    assert HotCode(facts, None).on_some_iterations(call) is some

@@ -454,17 +454,23 @@ class HotCode:
     def runs_beside_training(self, node: ast.AST) -> bool:
         """``node`` is in a def that the file calls only from an epoch loop, beside the inner loop
         that trains (``for batch in ds: train_step(...)``, then ``predict(encoder, decoder, ...)``
-        to show one sample): it runs once per epoch, a blink beside the epoch's steps."""
+        to show one sample), or from a loop that trains, on some of its iterations only (``if step
+        == loader.steps_per_epoch: evaluate(loader_va)``): it runs once per epoch, or every N
+        steps, a blink beside the steps. Calls at module level outside loops run once (the test
+        set's evaluation after training) and do not change that."""
         facts = self.facts
         fn = facts.enclosing_function(node)
         calls = facts.calls_by_def.get(fn, []) if fn is not None else []
-        if not calls:
-            return False
+        beside = False
         for call in calls:
             loops = facts.enclosing_loops(call)
-            if not loops or not self.beside_a_training_loop(loops[0], call):
+            if not loops and facts.enclosing_function(call) is None:
+                continue
+            if not loops or not (self.beside_a_training_loop(loops[0], call)
+                                 or self.on_some_iterations(call) and self.trains(loops[0])):
                 return False
-        return True
+            beside = True
+        return beside
 
     def beside_a_training_loop(self, loop: ast.AST, node: ast.AST, through_steps: bool = True) -> bool:
         """``loop`` holds an inner loop that trains and ``node`` is not in it: an epoch loop, and
@@ -501,6 +507,9 @@ class HotCode:
         innermost = loops[0]
         counters = {n.id for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor))
                     for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        counters |= {n.target.id for n in walk_same_scope(innermost) if isinstance(n, ast.AugAssign)
+                     and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
+                     and isinstance(n.value, ast.Constant) and n.value.value == 1}  # ``step += 1``
         child = node
         for ancestor in self.facts.ancestors(node):
             if ancestor is innermost:
@@ -741,9 +750,9 @@ _KEEPS_COUNT = frozenset({"map", "batch", "padded_batch", "filter", "prefetch", 
 
 
 def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
-    """``if step % 100 == 0`` (periodic) or ``if step == 0`` with ``step`` a loop variable
-    (once): the branch does not run on every iteration. (``if mode == 1`` may hold on every
-    one.)"""
+    """``if step % 100 == 0`` (periodic) or ``if step == 0`` with ``step`` a loop variable or a
+    counter the loop adds one to (once, or once per epoch: ``if step == loader.steps_per_epoch``):
+    the branch does not run on every iteration. (``if mode == 1`` may hold on every one.)"""
     for node in ast.walk(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             return True
@@ -751,8 +760,11 @@ def _runs_on_some_iterations(test: ast.expr, counters: set[str]) -> bool:
             return True  # ``tf.equal(tf.math.mod(step, 10), 0)``: the same test, written in ops
         if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops):
             sides = [node.left, *node.comparators]
-            if any(isinstance(c, ast.Name) and c.id in counters for c in sides) and any(
-                    isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool) for c in sides):
+            counted = [c for c in sides if isinstance(c, ast.Name) and c.id in counters]
+            others = [c for c in sides if c not in counted]
+            if counted and others and all(
+                    isinstance(c, ast.Constant) and isinstance(c.value, int) and not isinstance(c.value, bool)
+                    or isinstance(c, (ast.Attribute, ast.Name, ast.BinOp, ast.Call)) for c in others):
                 return True
     return False
 

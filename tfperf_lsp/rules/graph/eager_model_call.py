@@ -10,7 +10,7 @@ from tfperf_lsp.analysis.loopcarry import LoopFlow
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import tf_alias
+from tfperf_lsp.rules.common import RECURRENT_LAYERS, keras_layers_in_file, tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution
 
@@ -49,9 +49,11 @@ class EagerModelCall(Rule):
     in a file that builds TensorFlow Probability layers (its models return distributions, which a
     `tf.function` cannot return), under a `GradientTape` in the loop, or in a loop whose epoch loop also runs an eager training
     step (an evaluation pass over the test set beside it: TFP301 reports the step; likewise in a
-    helper that only such loops call, `perform_validation()` after the epoch's steps), and for
+    helper that only such loops call, `perform_validation()` after the epoch's steps), in one
+    evaluation pass over the test set right after the training loop (it runs once; unless the
+    model has recurrent layers, which are slow eagerly on every call), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
-    (periodic), or once per epoch beside the inner loop that does the steps (also in a def the
+    (periodic) or `if step == loader.steps_per_epoch` (a counter the loop adds one to), or once per epoch beside the inner loop that does the steps (also in a def the
     epoch loop calls there: `predict(encoder, decoder, ...)` decoding one sample); in loops over a
     handful of literal items (`for training in (False, True)`), and when the code writes down
     that the call runs 500 times or fewer in all (`for i in range(10)` at module level; a
@@ -129,8 +131,8 @@ class EagerModelCall(Rule):
             if any(_trains_eagerly(facts, loop) for loop in loops):
                 continue  # an eager training step in this loop or the epoch loop around it (an evaluation
                 # pass beside it): TFP301's hint, not this extra forward pass
-            if len(loops) == 1 and _after_eager_training(facts, loops[0]):
-                continue  # one evaluation pass after an eager training loop: TFP301 names the step
+            if len(loops) == 1 and _after_training(ctx, loops[0]):
+                continue  # one evaluation pass after the training loop: it runs once
             if _evaluates_beside_eager_training(facts, call):
                 continue  # a validation helper the epoch loop calls beside the eager step (TFP301's)
             if _checks_a_converted_model(loops[0]):
@@ -216,14 +218,19 @@ def _evaluates_beside_eager_training(facts: ModuleFacts, call: ast.Call) -> bool
     return bool(sites) and all(any(_trains_eagerly(facts, loop) for loop in facts.enclosing_loops(site)) for site in sites)
 
 
-def _after_eager_training(facts: ModuleFacts, loop: ast.AST) -> bool:
+def _after_training(ctx: RuleContext, loop: ast.AST) -> bool:
     """``loop`` is a single pass (no loop around it) that follows, in the same block, a loop
-    that trains eagerly: the test-set evaluation after training, run once."""
-    found = siblings(facts, loop)
+    that trains (eagerly or through a compiled step): the test-set evaluation after training,
+    run once."""
+    found = siblings(ctx.facts, loop)
     if found is None:
         return False
     block, index = found
-    return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and _trains_eagerly(facts, s) for s in block[:index])
+    # An eager recurrent model is slow on every call, even in one pass: only an eager training
+    # loop before it (TFP301 names its step) silences that.
+    recurrent = bool(keras_layers_in_file(ctx.facts) & RECURRENT_LAYERS)
+    return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While))
+               and (_trains_eagerly(ctx.facts, s) or not recurrent and ctx.hot.trains(s)) for s in block[:index])
 
 
 def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:

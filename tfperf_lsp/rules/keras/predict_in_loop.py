@@ -12,8 +12,8 @@ from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_p
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, keras_layer, keras_layers_in_file,
-                                     reads_a_clock)
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, keras_layer,
+                                     keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
                                           overrides, receiver_kind)
@@ -365,7 +365,6 @@ def _is_loop_item(facts: ModuleFacts, loop: ast.For, x: ast.AST) -> bool:
     return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(x))
 
 
-_RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
 
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)  # a comprehension's iterations cannot see each other
@@ -505,8 +504,8 @@ def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
         construction, scope = built
         if scope is not None or _listed_layers(construction):
             nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
-            return any(isinstance(n, ast.Call) and keras_layer(facts, n) in _RECURRENT for n in nodes)
-    return bool(keras_layers_in_file(facts) & _RECURRENT)
+            return any(isinstance(n, ast.Call) and keras_layer(facts, n) in RECURRENT_LAYERS for n in nodes)
+    return bool(keras_layers_in_file(facts) & RECURRENT_LAYERS)
 
 
 def _listed_layers(construction: ast.Call) -> bool:
