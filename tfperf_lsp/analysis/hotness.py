@@ -609,8 +609,9 @@ class HotCode:
             return None
         if isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "take" and len(bounds) == 1:
             return bounds[0]
-        if isinstance(iterable.func, ast.Name) and iterable.func.id == "range" and len(bounds) <= 3:
-            return len(range(*bounds))
+        if (isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+                or self.facts.qualname(iterable.func) == "numpy.arange") and len(bounds) <= 3:
+            return len(range(*bounds))  # ``np.arange(num_tests)`` with integers counts the same
         return None
 
     def _grown(self, name: str) -> bool:
