@@ -407,13 +407,25 @@ class ModuleFacts:
     def reaching_assignment_at(self, name: str, at: ast.AST) -> ast.AST | None:
         """The assignment a use of ``name`` at ``at`` most likely reads.
 
-        At module level: the last assignment before the use. Inside a function, for a global:
-        the module's last assignment, since functions usually run after the module has run.
+        At module level: the last assignment before the use. Inside a function, for a name of an
+        enclosing def: that def's last assignment; for a global: the module's last assignment,
+        since functions usually run after the module has run.
         """
         scope = self.enclosing_function(at)
         local = self.assignments_in(scope).get(name, []) if scope is not None else []
         if not local and scope is not None and name in _parameter_names(scope):
             return self._passed_assignment(scope, name)
+        if not local and scope is not None:
+            # a closure: the enclosing defs' bindings (``model = build()`` in ``main``, read by
+            # the ``train_step`` defined there), which the inner def runs after
+            outer = self.enclosing_function(scope)
+            while outer is not None:
+                around = self.assignments_in(outer).get(name, [])
+                if around:
+                    return max(around, key=position)
+                if name in _parameter_names(outer):
+                    return None
+                outer = self.enclosing_function(outer)
         candidates = local or self.module_assignments.get(name, [])
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:

@@ -90,7 +90,7 @@ OPTIMIZER_STEPS = frozenset({"apply_gradients", "minimize"})
 TRAINING_CALLS = OPTIMIZER_STEPS | {"train_on_batch", "fit"}
 # Where pretrained networks come from: Keras' applications, TF Hub, and the ``from_pretrained`` /
 # ``from_preset`` loaders of Hugging Face transformers and KerasHub.
-_PRETRAINED_MODULES = ("keras.applications.", "tensorflow_hub.", "keras_hub.", "keras_nlp.", "keras_cv.")
+_PRETRAINED_MODULES = ("keras.applications.", "tensorflow.python.keras.applications.", "tensorflow_hub.", "keras_hub.", "keras_nlp.", "keras_cv.")
 _PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_preset"})
 
 
@@ -245,6 +245,23 @@ def _loads_pretrained(facts: ModuleFacts, call: ast.Call) -> bool:
 
 # A SavedModel restored as trackable functions: trained elsewhere, and its functions are graphs.
 _SAVED_MODEL_LOAD = "tensorflow.saved_model.load"
+
+
+def definition_builds_on_pretrained(facts: ModuleFacts, node: ast.AST, depth: int = 0) -> bool:
+    """A def or class (of another file of the project, read for its importer) that builds on a
+    pretrained network anywhere in it, nested defs included (``Backbone()`` returning
+    ``ResNet50(weights='imagenet')``), or through a def or class of its module that it calls."""
+    for inner in ast.walk(node):
+        if not isinstance(inner, ast.Call):
+            continue
+        if _loads_pretrained(facts, inner):
+            return True
+        if depth < 2 and isinstance(inner.func, ast.Name):
+            target = facts.module_defs.get(inner.func.id) or next(
+                (c for c in facts.classes if c.name == inner.func.id and facts.scope_of(c) is None), None)
+            if target is not None and target is not node and definition_builds_on_pretrained(facts, target, depth + 1):
+                return True
+    return False
 
 
 def one_call_per_model(facts: ModuleFacts, loops: list[ast.AST], name: str) -> bool:

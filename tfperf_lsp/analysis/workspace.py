@@ -192,6 +192,36 @@ class WorkspaceIndex:
                 return RemoteFunction(fn, target, target_path)
         return None
 
+    def imported_definition(self, facts: ModuleFacts, name: str, path: str | None,
+                            attribute: str | None = None) -> tuple[ModuleFacts, ast.AST, str] | None:
+        """The top-level def or class that ``name``, imported by the file at ``path``, binds in
+        another workspace file (or, with ``attribute``, that the module ``name`` binds under that
+        name: ``srgan.vgg_54``), found without jedi (``_plain_definition``): (that file's facts,
+        the node, its path). None for a library, or when only jedi could tell."""
+        qualname = facts.imports.bindings.get(name)
+        if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
+            return None
+        if attribute is not None:
+            qualname = f"{qualname}.{attribute}"
+        consulted = self.consulted.setdefault(path, set())
+        chain = self.module_files(qualname, path)
+        if not chain:
+            consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
+            return None
+        consulted.update(chain)
+        location = self._plain_definition(qualname, path, consulted)
+        if location is _UNKNOWN or location is None:
+            return None
+        target_path, line = location
+        if os.path.abspath(target_path) == os.path.abspath(path):
+            return None
+        target = self.facts_for(target_path)
+        if target is None:
+            return None
+        node = next((stmt for stmt in target.tree.body if stmt.lineno == line
+                     and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))), None)
+        return (target, node, target_path) if node is not None else None
+
     def _plain_definition(self, qualname: str, path: str, consulted: set[str], depth: int = 0):
         """Where ``from pkg.mod import f`` finds ``f`` when nothing but one file is involved, the
         case jedi answers the same way without its cost (it parses the importing file again):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
+from tfperf_lsp.analysis.models import definition_builds_on_pretrained
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
 from tfperf_lsp.rules.context import RuleContext
@@ -77,6 +78,70 @@ def _may_name(func: ast.AST, local: set[str], imported: set[str]) -> bool:
 
 
 _KERAS_LAYER_MODULES = ("keras.layers.", "tensorflow.compat.v1.keras.layers.")
+
+
+def calls_imported_pretrained(ctx: RuleContext, body: ast.AST, depth: int = 0) -> bool:
+    """``body`` (a step, a call) calls a model or a loss that a def or class of another file of
+    the project builds on a pretrained network (``model = RetinaFaceModel(cfg)`` with ``from
+    modules.models import RetinaFaceModel``, whose backbone is ``keras.applications``' ResNet50),
+    itself or through the file's helpers and its class's methods: the in-file checks of
+    ``analysis/models.py``, one import further."""
+    if ctx.workspace is None:
+        return False
+    for node in walk_same_scope(body):
+        if not isinstance(node, ast.Call):
+            continue
+        if built_on_imported_pretrained(ctx, node.func):
+            return True
+        func = node.func
+        if depth < 2 and (isinstance(func, ast.Name) or isinstance(func, ast.Attribute)
+                          and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            # a helper of the file or a method of the class (``self._content_loss(sr, hr)``)
+            helper = ctx.facts.resolve_def(func, node)
+            if helper is not None and helper is not body and calls_imported_pretrained(ctx, helper, depth + 1):
+                return True
+    return False
+
+
+def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
+    """``expr`` (``model``, ``self.model``) holds what an imported def or class of the project
+    returns, and that builds on a pretrained network; or ``expr`` is such an imported name."""
+    if ctx.workspace is None:
+        return False
+    facts = ctx.facts
+    values: list[ast.AST] = [expr]
+    if isinstance(expr, ast.Name):
+        assignment = facts.reaching_assignment(expr)
+        if isinstance(assignment, ast.Assign):
+            values.append(assignment.value)
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        values += facts.self_attribute_values(expr)
+    builders: set[tuple[str, str | None]] = set()
+    for value in values:
+        func = value.func if isinstance(value, ast.Call) else value
+        if isinstance(func, ast.Name):
+            builders.add((func.id, None))  # ``RetinaFaceModel(cfg)``
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            builders.add((func.value.id, func.attr))  # ``srgan.vgg_54()``, ``srgan`` a module of the project
+    return any(_imported_pretrained(ctx, name, attribute) for name, attribute in builders
+               if name in facts.imports.bindings)
+
+
+def _imported_pretrained(ctx: RuleContext, name: str, attribute: str | None) -> bool:
+    answers = ctx.derived(_imported_pretrained_answers)
+    key = (name, attribute)
+    if key not in answers:
+        found = ctx.workspace.imported_definition(ctx.facts, name, ctx.path, attribute) if ctx.workspace else None
+        answers[key] = False
+        if found is not None:
+            target, node, target_path = found
+            ctx.dependencies.add(target_path)
+            answers[key] = definition_builds_on_pretrained(target, node)
+    return answers[key]
+
+
+def _imported_pretrained_answers(ctx: RuleContext) -> dict[tuple[str, str | None], bool]:
+    return {}
 
 
 def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:

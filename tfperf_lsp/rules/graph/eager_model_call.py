@@ -10,7 +10,7 @@ from tfperf_lsp.analysis.loopcarry import LoopFlow
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import RECURRENT_LAYERS, keras_layers_in_file, tf_alias
+from tfperf_lsp.rules.common import RECURRENT_LAYERS, built_on_imported_pretrained, keras_layers_in_file, tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution
 
@@ -65,8 +65,9 @@ class EagerModelCall(Rule):
     TensorFlow Lite interpreter (`interpreter.invoke()`): it checks a conversion, once. In a
     function this file never runs itself (dead code, or library code whose callers may trace it).
     When the model is or wraps a pretrained network (`keras.applications`, TF Hub, a
-    `from_pretrained` or `from_preset` loader): such a network's compute, not the dispatch of
-    its ops, sets the pace, and a graph gains little.
+    `from_pretrained` or `from_preset` loader; also when a builder imported from another file of
+    the project makes it): such a network's compute, not the dispatch of its ops, sets the pace,
+    and a graph gains little.
 
     ## Fix
     Create `model_graph = tf.function(model)` once, before the loop, and call it in the loop
@@ -143,7 +144,7 @@ class EagerModelCall(Rule):
                 continue  # TFP layers: the model returns a distribution, which tf.function cannot return
             if _wrapped_after(facts, func.id, loops[-1]):
                 continue  # `net = tf.function(net)` next: the eager loop is the baseline of a comparison
-            if builds_on_pretrained(facts, func):
+            if builds_on_pretrained(facts, func) or built_on_imported_pretrained(ctx, func):
                 continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace
             if (func.id, loops[-1]) in reported:
                 continue

@@ -12,8 +12,8 @@ from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_p
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, keras_layer,
-                                     keras_layers_in_file, reads_a_clock)
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_on_imported_pretrained,
+                                     keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
                                           overrides, receiver_kind)
@@ -61,7 +61,8 @@ class PredictInLoop(Rule):
     Keras (scikit-learn estimators: no Keras keyword, or the file imports sklearn), and of objects
     of a class of the file that defines its own `predict` or has no base (`self.target_model =
     QNetwork(...)`, a wrapper whose `predict` is its own method). For a model that is or wraps a
-    pretrained network (`keras.applications`, TF Hub, `from_pretrained`): its compute sets the pace,
+    pretrained network (`keras.applications`, TF Hub, `from_pretrained`, also through a builder
+    imported from another file of the project): its compute sets the pace,
     and a direct call was slower than `predict` (InceptionV3, one 299x299 image on a CPU: 190 ms
     against 169 ms). For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`),
     and for calls the code runs at most 20 times in all (`for s in random.sample(texts, 10)`, a
@@ -173,7 +174,7 @@ class PredictInLoop(Rule):
             receiver = func.value
             if overrides(facts, receiver, "predict"):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
-            if holds_pretrained(facts, receiver):
+            if holds_pretrained(facts, receiver) or built_on_imported_pretrained(ctx, receiver):
                 continue  # a pretrained network (InceptionV3 on 299x299 images): its compute, not predict's setup, sets the pace
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):

@@ -9,6 +9,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import calls_imported_pretrained
 from tfperf_lsp.rules.context import RuleContext
 
 _STEP_NAME = re.compile(r"train_step|training_step|train_on_batch|train_batch|update_step", re.IGNORECASE)
@@ -55,8 +56,8 @@ class HostSyncInLoop(Rule):
     (`loss_g.numpy(), loss_d.numpy()` after `loss_g, loss_d = train_step(...)`), is not reported
     again: the first one waited for the step.
     When the step trains a model that is or wraps a pretrained network (`keras.applications`,
-    TF Hub, a `from_pretrained` loader): its compute sets the pace, and one wait per step costs
-    a small part of it.
+    TF Hub, a `from_pretrained` loader; also when a builder imported from another file of the
+    project makes it): its compute sets the pace, and one wait per step costs a small part of it.
 
     ## Fix
     No automatic fix: the right change depends on what the value is for. Keep the per-step
@@ -101,7 +102,7 @@ class HostSyncInLoop(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for loop, outputs in _training_loops(facts).items():
+        for loop, outputs in _training_loops(ctx).items():
             synced: dict[ast.AST | str, int] = {}  # step call -> line of its first read: a second read waits for nothing
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
@@ -144,10 +145,11 @@ def _discarded(facts: ModuleFacts, node: ast.AST) -> bool:
         isinstance(t, ast.Name) and t.id == "_" for t in statement.targets)
 
 
-def _training_loops(facts: ModuleFacts) -> dict[ast.AST, dict[str, ast.AST | str]]:
+def _training_loops(ctx: RuleContext) -> dict[ast.AST, dict[str, ast.AST | str]]:
     """Loops (in eager code) that run a training step, with the names holding its results, each
     mapped to what computed it: the step's call (one wait gives all of its outputs), or the
     loss a hand-written step differentiates."""
+    facts = ctx.facts
     step_defs: set[str] = set()
     direct: set[ast.Call] = set()
     for call in facts.calls:
@@ -175,7 +177,7 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, dict[str, ast.AST | str
         if not (name in ("train_on_batch", "test_on_batch") or facts.resolve_tf_function(func, call) is not None
                 or (isinstance(func, ast.Attribute) and name in compiled_methods)):
             continue
-        if _trains_a_pretrained_model(facts, func, call):
+        if _trains_a_pretrained_model(ctx, func, call):
             continue  # a large step: one wait per step is a small part of it
         loop = enclosing[0]
         outputs = loops.setdefault(loop, {})
@@ -191,10 +193,12 @@ def _training_loops(facts: ModuleFacts) -> dict[ast.AST, dict[str, ast.AST | str
     return {loop: names for loop, names in loops.items() if names}
 
 
-def _trains_a_pretrained_model(facts: ModuleFacts, func: ast.AST, call: ast.Call) -> bool:
-    """The step is a local def that calls a model built on a pretrained network."""
-    fn = facts.resolve_tf_function(func, call)
-    return fn is not None and fn.node is not None and calls_pretrained_model(facts, fn.node)
+def _trains_a_pretrained_model(ctx: RuleContext, func: ast.AST, call: ast.Call) -> bool:
+    """The step is a local def that calls a model built on a pretrained network (in this file,
+    or by a builder imported from another file of the project)."""
+    fn = ctx.facts.resolve_tf_function(func, call)
+    return fn is not None and fn.node is not None and (calls_pretrained_model(ctx.facts, fn.node)
+                                                       or calls_imported_pretrained(ctx, fn.node))
 
 
 def _sync(node: ast.AST, outputs: Mapping[str, object]) -> str | None:
