@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
@@ -92,6 +92,11 @@ class PredictInLoop(Rule):
     not depend on each other (a forecast over sliding windows of a series). Without a fix, an input
     built from earlier iterations gets the direct call or a `tf.function` of the model, never "batch
     the inputs".
+
+    In a loop that also trains the predicting model (its own `fit` or `train_on_batch`, or a
+    combined model built on it, as a GAN's generator inside `gan`), the message does not suggest
+    joining the calls: the weights change between them. A model that only another model's
+    training runs beside (a DQN's target network) keeps that advice.
 
     ## Fix
     `model(x, training=False).numpy()`. Marked unsafe; offered only when:
@@ -194,7 +199,9 @@ class PredictInLoop(Rule):
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
-            trains = ctx.hot.trains(loops[0], through_steps=False)  # the weights change between calls: they cannot be joined
+            # the weights change between calls: they cannot be joined (unless only another model
+            # trains there: a DQN's target network predicts beside ``self.model.fit``)
+            trains = ctx.hot.trains(loops[0], through_steps=False) and not _trains_other_models_only(facts, loops[0], receiver)
             carried = flow.carried or (x is not None and _stateful(facts)) or trains
             grows = flow.grows  # an input the loop makes longer every time: one trace per length
             if _recurrent(facts, receiver, call):
@@ -393,6 +400,54 @@ def _times_the_same_call(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool
     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not _repeats_one_input(facts, loop, x):
         return False  # a new input each time
     return any(reads_a_clock(facts, stmt) for stmt in loop.body)
+
+
+def _trains_other_models_only(facts: ModuleFacts, loop: ast.AST, receiver: ast.expr) -> bool:
+    """Every training call in ``loop`` is a Keras ``fit`` / ``train_on_batch`` of another model
+    than ``receiver``, built without it (``self.model.fit(...)`` beside a DQN's
+    ``self.target_model.predict(...)``): the predicting model's weights stay the same through the
+    loop. A GAN's ``gan.train_on_batch`` trains the generator it was built from: not another."""
+    fits = [n for n in walk_same_scope(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in TRAINING_CALLS]
+    predicting = ast.unparse(receiver)
+    for fit in fits:
+        method = fit.func
+        if not isinstance(method, ast.Attribute) or method.attr not in ("fit", "train_on_batch") \
+                or ast.unparse(method.value) == predicting:
+            return False
+        trained = method.value
+        built = _built_from(facts, trained)
+        if built is None or _mentions(facts, built, predicting):
+            return False  # unknown, or built on the predicting model (a GAN's combined model)
+    return bool(fits)
+
+
+def _mentions(facts: ModuleFacts, values: list[ast.expr], name: str) -> bool:
+    """``values`` use ``name``, directly or through the names they read, assignments back
+    (``combined = Model(z, valid)``, ``valid = discriminator(img)``, ``img = generator(z)``),
+    breadth first over at most 50 assignments."""
+    queue, seen = list(values), set[ast.AST]()
+    while queue and len(seen) < 50:
+        value = queue.pop(0)
+        for node in ast.walk(value):
+            if isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node) == name:
+                return True
+            if isinstance(node, ast.Name):
+                assignment = facts.reaching_assignment(node)
+                if isinstance(assignment, ast.Assign) and assignment not in seen:
+                    seen.add(assignment)
+                    queue.append(assignment.value)
+    return False
+
+
+def _built_from(facts: ModuleFacts, model: ast.expr) -> list[ast.expr] | None:
+    """What ``model`` (a name or ``self.attr``) is assigned from, None when unknown."""
+    if isinstance(model, ast.Name):
+        assignment = facts.reaching_assignment(model)
+        return [assignment.value] if isinstance(assignment, ast.Assign) else None
+    if isinstance(model, ast.Attribute) and isinstance(model.value, ast.Name) and model.value.id == "self":
+        return facts.self_attribute_values(model) or None
+    return None
 
 
 def _beside_a_long_fit(facts: ModuleFacts, loop: ast.AST) -> bool:
