@@ -36,7 +36,9 @@ class StaleGlobalCapture(Rule):
     ## When it stays silent
     For globals assigned once (a function that fills one lazily, `global T` / `if T is None:
     T = ...`, changes it once, before its first use), for `tf.Variable`s (read at run time, so always current),
-    and for functions, classes and imported modules. A module-level assignment counts only when
+    and for functions, classes and imported modules. Nor for a name reused for a tf.function's
+    own result (`l, a = evaluate()`, called without `a`: the adjacency matrix `a` the function
+    reads keeps its meaning, the name gets a new one). A module-level assignment counts only when
     the module calls the function (directly, through its own functions, or with Keras' `fit`
     on an object of the method's class) both before and after it: one made before the first
     call is what the first trace sees, and a notebook section that rebinds the name and
@@ -154,7 +156,7 @@ def _later_assignment(ctx: RuleContext, name: str, fn: TFFunction, via_global: d
         runs = _module_calls(ctx, fn)
         lines = [call.lineno for call in runs]
         for stmt in sorted(assignments, key=lambda s: s.lineno):
-            if stmt.lineno <= fn.stmt.lineno:
+            if stmt.lineno <= fn.stmt.lineno or _reused_for_a_result(facts, stmt, name):
                 continue
             top = _top_level(facts, stmt)
             if isinstance(top, (ast.For, ast.AsyncFor, ast.While)) and any(_top_level(facts, call) is top for call in runs):
@@ -165,6 +167,19 @@ def _later_assignment(ctx: RuleContext, name: str, fn: TFFunction, via_global: d
     if assignments and name in via_global:
         return via_global[name]
     return None
+
+
+def _reused_for_a_result(facts: ModuleFacts, stmt: ast.AST, name: str) -> bool:
+    """``l, a = evaluate()``: the name is reused for one of the results of a tf.function of the
+    file, called without it (``a`` was the adjacency matrix, now an accuracy): a new meaning for
+    the name, not a new version of what the function reads."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+            and any(isinstance(t, (ast.Tuple, ast.List)) for t in stmt.targets)):
+        return False
+    call = stmt.value
+    if facts.resolve_tf_function(call.func, call) is None:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call))
 
 
 def _top_level(facts: ModuleFacts, node: ast.AST) -> ast.stmt:
