@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
-from tfperf_lsp.analysis.astutil import int_value, keyword
+from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
 from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
@@ -41,7 +42,17 @@ class PredictInLoop(Rule):
     Finds `model.predict(x)` inside a Python loop or comprehension (in eager code) where `model`
     is a Keras model: built in this file (`Sequential`, `Model`, a subclass, a local factory),
     or called with a Keras-only keyword (`verbose=`, `batch_size=`, ...), or, at information
-    level, a model-like name in a file that uses Keras and no other ML library.
+    level, a model-like name in a file that uses Keras and no other ML library. Also
+    `model.predict(x)` in a def with no loop of its own (an agent's `act(state)`, a DQN's
+    `replay()`) that a loop of the file calls on every iteration, by name, as `self.act(...)`
+    or as `agent.act(...)` on an object of the def's class: each step pays the same setup.
+    That second form stays silent in a file that does not import TensorFlow (standalone Keras
+    2.2 on TensorFlow 1, or Keras 3 on another backend: the direct call's `.numpy()` may not
+    exist), where the loop is short, timed, once per epoch, or in a def
+    the file never calls itself (a widget's callback); where `predict` sits under an `if` on the
+    episode's end (`if done:`) or a step count (`if step % 100 == 0`); where the def also fits
+    for whole epochs or reads a clock; for `predict(..., batch_size=...)`; and for the models
+    the loop form leaves alone (pretrained, recurrent, with their own `predict`).
 
     ## Why is this slow
     Every `predict` call builds a data adapter and an iterator, runs a (cached) `tf.function`
@@ -263,6 +274,122 @@ class PredictInLoop(Rule):
                 label="predict in loop",
                 severity=Severity.INFORMATION,
             )
+        yield from self._in_a_def_called_every_step(ctx)
+
+    def _in_a_def_called_every_step(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``predict`` in a def with no loop of its own (an agent's ``act(state)``) that a loop
+        calls on every iteration: each step pays predict's setup just the same."""
+        facts = ctx.facts
+        if not any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
+            return  # standalone Keras without TensorFlow: Keras 2.2 on TF 1 graphs (``model(x)`` is symbolic)
+            # or Keras 3 on a backend the file does not name: ``.numpy()`` may not exist
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "predict") or facts.enclosing_loops(call):
+                continue
+            fn = facts.enclosing_function(call)
+            if fn is None or facts.in_tf_function(call) is not None or _periodic_in_def(facts, call, fn):
+                continue
+            if _fits_for_epochs(facts, fn) or reads_a_clock(facts, fn):
+                continue  # the def trains for whole epochs (``fit(..., epochs=100)``, then one predict),
+                # or times its own predict (a benchmark)
+            site = _called_every_step(ctx, fn)
+            if site is None or receiver_kind(facts, call) is None:
+                continue
+            receiver = func.value
+            if overrides(facts, receiver, "predict") or holds_pretrained(facts, receiver) \
+                    or built_on_imported_pretrained(ctx, receiver) or outputs_distribution(facts, receiver, call):
+                continue  # the same exemptions as a predict written in the loop
+            if _recurrent(facts, receiver, call):
+                continue  # a direct call runs a recurrent model's time loop op by op: no gain
+            x = call.args[0] if call.args else keyword(call, "x")
+            if x is not None and _a_dataset(facts, x) or keyword(call, "batch_size") is not None:
+                continue  # a dataset, or a large input batched on purpose (``batch_size=1000``)
+            name = ast.unparse(receiver)
+            x_text = ctx.source.segment(x) if x is not None else "x"
+            several = _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver) == "several outputs" \
+                or _unpacked(facts, call)
+            direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
+                      else f"`{name}({x_text}, training=False).numpy()`")
+            line = first_line(facts.enclosing_loops(site)[0])
+            yield self.finding(
+                ctx, call,
+                f"`{name}.predict` runs on every call of `{fn.name}`, which the loop on line {line} calls on "
+                f"every iteration, paying predict's setup each time: call {direct} instead",
+                label="predict every step",
+                severity=Severity.INFORMATION,
+                cites=(line,),
+            )
+
+
+def _called_every_step(ctx: RuleContext, fn: ast.AST) -> ast.Call | None:
+    """A call of ``fn`` (by name, ``self.act(...)``, or ``agent.act(...)`` on an object of its
+    class built in this file) made on every iteration of a loop that the file runs and that runs
+    many times: not traced, not a callback, not timing each call, not waiting for the user, not
+    once per epoch beside the steps."""
+    facts = ctx.facts
+    for site in _calls_of(facts, fn):
+        loops = facts.enclosing_loops(site)
+        if not loops or not ctx.hot.runs_eagerly_in_script(site) or not ctx.hot.repeats(site) or not ctx.hot.per_step(site):
+            continue
+        caller = facts.enclosing_function(site)
+        if caller is not None and not _calls_of(facts, caller):
+            continue  # a def the file never calls itself (a widget's callback runs when the user acts)
+        if reads_a_clock(facts, loops[0]):
+            continue  # a benchmark that times each call: the repeats are the point
+        if ctx.hot.runs_few_times([site], FEW_PREDICTS) or ctx.hot.paced_by_user(site) \
+                or ctx.hot.beside_a_training_loop(loops[0], site, through_steps=False) or ctx.hot.runs_beside_training(site):
+            continue
+        return site
+    return None
+
+
+def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
+    """The calls of a def in this file: by name or ``self.method(...)``, and for a method,
+    ``agent.act(...)`` on an object of its class built in this file (``agent = DQNAgent(...)``)."""
+    sites = list(facts.calls_by_def.get(fn, []))
+    cls = facts.enclosing_class(fn)
+    name = getattr(fn, "name", "")
+    if cls is not None and facts.enclosing_function(fn) is None:
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name):
+                built = facts.reaching_assignment(func.value)
+                value = getattr(built, "value", None)
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name:
+                    sites.append(call)
+    return sites
+
+
+def _fits_for_epochs(facts: ModuleFacts, fn: ast.AST) -> bool:
+    """The def calls ``fit`` for more than one epoch, or for a number of epochs it does not write
+    as a literal (``epochs=epochs``): each call trains for whole epochs. (A DQN's ``fit(...,
+    epochs=1)`` on one batch per step does not.)"""
+    for node in walk_same_scope(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
+            epochs = keyword(node, "epochs")
+            if epochs is not None and not (isinstance(epochs, ast.Constant) and isinstance(epochs.value, int)
+                                           and epochs.value <= 1):
+                return True
+    return False
+
+
+def _periodic_in_def(facts: ModuleFacts, call: ast.Call, fn: ast.AST) -> bool:
+    """``call`` sits under an ``if`` of ``fn`` that tests a remainder (``if self.step % 100 == 0``)
+    or the end of an episode (``if terminated or truncated:``, ``if done:``): it runs on some
+    calls only."""
+    for ancestor in facts.ancestors(call):
+        if ancestor is fn:
+            return False
+        if isinstance(ancestor, ast.If) and any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                or isinstance(n, (ast.Name, ast.Attribute)) and _EPISODE_END.search(ast.unparse(n))
+                for n in ast.walk(ancestor.test)):
+            return True
+    return False
+
+
+_EPISODE_END = re.compile(r"(?:^|[._])(done|dones|terminated|truncated|terminal|is_terminal|episode_end)$")
 
 
 def _unpacked(facts: ModuleFacts, call: ast.Call) -> bool:
