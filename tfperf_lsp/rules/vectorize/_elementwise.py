@@ -22,8 +22,9 @@ ELEMENTWISE = {
     )
 }
 # Data-dependent output shapes, state or host callbacks: pfor cannot vectorise them (or it would
-# change random draws / side effects), so no vectorized_map hint either.
-_BLOCKERS = ("unique", "boolean_mask", "random.", "py_function", "py_func", "numpy_function", "print", "Variable",
+# change random draws / side effects), so no vectorized_map hint either. TensorFlow 1's random
+# ops (``tf.random_crop``, ``tf.random_normal``, ``tf.multinomial``) count as random too.
+_BLOCKERS = ("unique", "boolean_mask", "random.", "random_", "multinomial", "py_function", "py_func", "numpy_function", "print", "Variable",
              "assign", "decode", "io.", "data.", "ragged.", "sparse.", "while_loop", "TensorArray",
              "strings.", "nonzero", "where", "dynamic_partition", "map_fn", "vectorized_map", "cond",
              "case", "switch_case", "histogram", "image.")
