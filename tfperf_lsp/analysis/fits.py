@@ -76,9 +76,17 @@ _SIZED = frozenset({"numpy.random.normal", "numpy.random.uniform", "numpy.random
                     "numpy.random.binomial", "numpy.random.poisson"})
 
 
+# Rows of the train and test splits that Keras' small built-in datasets load (``load_data()``).
+_KERAS_DATASET_ROWS = {"boston_housing": (404, 102)}
+# Rows of scikit-learn's small toy datasets, in all (a split of them has fewer).
+_SKLEARN_ROWS = {"load_iris": 150, "load_wine": 178, "load_diabetes": 442, "load_breast_cancer": 569}
+
+
 def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | None:
     """The leading dimension of an array built with literal sizes (``np.random.randn(1, 20)``,
-    ``np.zeros((8, 3)).astype("f")``), directly or through the name it is assigned to."""
+    ``np.zeros((8, 3)).astype("f")``, ``np.array([1.0, 2.0, 3.0])``), or loaded from a small
+    built-in dataset (``(x, y), _ = keras.datasets.boston_housing.load_data()``: 404 rows; at most
+    150 for scikit-learn's ``load_iris()``), directly or through the name it is assigned to."""
     if depth > 3:
         return None
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
@@ -87,7 +95,12 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         assignment = facts.reaching_assignment(expr)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
             return literal_rows(facts, assignment.value, depth + 1)
+        if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1:
+            return _loaded_rows(facts, assignment.targets[0], assignment.value, expr.id)
         return None
+    if isinstance(expr, ast.Call) and facts.qualname(expr.func) in ("numpy.array", "numpy.asarray") and expr.args \
+            and isinstance(expr.args[0], (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in expr.args[0].elts):
+        return len(expr.args[0].elts)  # ``np.array([-1.0, 0.0, 1.0, 2.0])``
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
@@ -105,6 +118,24 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(shape, (ast.Tuple, ast.List)):
         shape = shape.elts[0] if shape.elts else None
     return _int_constant(shape) if shape is not None else None
+
+
+def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: str) -> int | None:
+    """Rows of ``name`` unpacked from a small built-in dataset's loader: ``(x_train, y_train),
+    (x_test, y_test) = boston_housing.load_data()``, or ``X, y = load_iris(return_X_y=True)``."""
+    if not isinstance(value, ast.Call):
+        return None
+    qualname = facts.qualname(value.func) or ""
+    parts = qualname.split(".")
+    if len(parts) >= 2 and parts[-1] == "load_data" and parts[-2] in _KERAS_DATASET_ROWS \
+            and isinstance(target, (ast.Tuple, ast.List)):
+        for split, rows in zip(target.elts, _KERAS_DATASET_ROWS[parts[-2]]):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(split)):
+                return rows
+        return None
+    if qualname.startswith("sklearn.datasets.") and parts[-1] in _SKLEARN_ROWS and isinstance(target, (ast.Tuple, ast.List)):
+        return _SKLEARN_ROWS[parts[-1]]
+    return None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
