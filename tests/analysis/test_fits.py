@@ -60,3 +60,17 @@ def test_fit_uses_stop_at_the_next_model_of_the_same_name():
         """)
     compile_call = last_call(facts, "compile")
     assert [use.lineno for use in fit_uses(facts, compile_call, "model")] == [4]
+
+
+@pytest.mark.parametrize("code, rows", [
+    ("xs = np.array([1.0, 2.0, 3.0])\nfit(xs)", 3),
+    ("(x_train, y_train), (x_test, y_test) = keras.datasets.boston_housing.load_data()\nfit(x_train)", 404),
+    ("(x_train, y_train), (x_test, y_test) = keras.datasets.boston_housing.load_data()\nfit(x_test)", 102),
+    ("X, y = load_iris(return_X_y=True)\nfit(X)", 150),
+    ("(x_train, y_train), _ = keras.datasets.mnist.load_data()\nfit(x_train)", None),  # not small: unknown
+])
+def test_rows_of_literal_arrays_and_small_built_in_datasets(code, rows):
+    text = "import numpy as np\nfrom tensorflow import keras\nfrom sklearn.datasets import load_iris\n" + code + "\n"
+    facts = facts_of(text)
+    fit = next(c for c in facts.calls if getattr(c.func, "id", "") == "fit")
+    assert literal_rows(facts, fit.args[0]) == rows
