@@ -378,14 +378,19 @@ def _periodic_in_def(facts: ModuleFacts, call: ast.Call, fn: ast.AST) -> bool:
     """``call`` sits under an ``if`` of ``fn`` that tests a remainder (``if self.step % 100 == 0``)
     or the end of an episode (``if terminated or truncated:``, ``if done:``): it runs on some
     calls only."""
+    child: ast.AST = call
     for ancestor in facts.ancestors(call):
         if ancestor is fn:
             return False
-        if isinstance(ancestor, ast.If) and any(
-                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
-                or isinstance(n, (ast.Name, ast.Attribute)) and _EPISODE_END.search(ast.unparse(n))
-                for n in ast.walk(ancestor.test)):
-            return True
+        if isinstance(ancestor, ast.If) and child not in ancestor.orelse:
+            test = ancestor.test
+            if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)):
+                return True
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)  # ``if not done:``: most steps
+            if not negated and any(isinstance(n, (ast.Name, ast.Attribute)) and _EPISODE_END.search(ast.unparse(n))
+                                   for n in ast.walk(test)):
+                return True
+        child = ancestor
     return False
 
 
