@@ -87,7 +87,9 @@ class PredictInLoop(Rule):
     `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a
     benchmark of `predict` itself: the same input every time, in a loop that reads a clock on each
     iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline (built in
-    the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), on the
+    the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), with a
+    `batch_size` above predict's default of 32 (`predict(chunk, batch_size=100)`: large inputs,
+    batched on purpose), on the
     inputs of the (inputs, labels) pairs a loader yields (`for x_true, y_true in data:`), and on the
     elements of a `tf.data` pipeline as they come (`for images, masks in test_ds.take(5):`, or
     `inputs, labels = batch` in the body): each call gets a batch, often padded to its own
@@ -209,6 +211,8 @@ class PredictInLoop(Rule):
             if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
+            if _large_batch_size(facts, call):
+                continue  # ``predict(chunk, batch_size=100)``: large inputs, batched on purpose
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
             # the weights change between calls: they cannot be joined (unless only another model
             # trains there: a DQN's target network predicts beside ``self.model.fit``)
@@ -342,6 +346,16 @@ def _called_every_step(ctx: RuleContext, fn: ast.AST) -> ast.Call | None:
             continue
         return site
     return None
+
+
+def _large_batch_size(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``predict(x, batch_size=100)``: the author batches a large input on purpose (a batch size
+    above predict's default of 32, or one the file does not write as a literal)."""
+    size = keyword(call, "batch_size")
+    if size is None:
+        return False
+    value = int_value(facts, size)
+    return value is None or value > SMALL_BATCH
 
 
 def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
