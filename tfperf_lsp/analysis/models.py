@@ -168,22 +168,23 @@ def _constructor_arguments(facts: ModuleFacts, parameter: ast.Name) -> list[ast.
     return found
 
 
-def calls_pretrained_model(facts: ModuleFacts, body: ast.AST, depth: int = 0) -> bool:
+def calls_pretrained_model(facts: ModuleFacts, body: ast.AST, depth: int = 0,
+                           also: Callable[[ast.expr], bool] | None = None) -> bool:
     """``body`` (a step) calls a model that is, or wraps, a pretrained network (``model(x)`` with
     ``model = Sequential([hub.KerasLayer(...), Dense(5)])``, ``self.style_model(x)``), itself or
     through a method of its class it calls (``self._calc_outputs(image)``): its convolutions set
-    the pace."""
+    the pace. ``also``: a further test of a callee (a model built in another file of the project)."""
     for node in walk_same_scope(body):
         if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
             continue
-        if holds_pretrained(facts, node.func):
+        if holds_pretrained(facts, node.func) or also is not None and also(node.func):
             return True
         func = node.func
         if depth < 2 and (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
                           or isinstance(func, ast.Name)):
             # a method of its class, or a helper of the file (``loss = compute_loss(image)``)
             helper = facts.resolve_def(func, node)
-            if helper is not None and helper is not body and calls_pretrained_model(facts, helper, depth + 1):
+            if helper is not None and helper is not body and calls_pretrained_model(facts, helper, depth + 1, also):
                 return True
     return False
 

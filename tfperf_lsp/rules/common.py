@@ -6,11 +6,12 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from tfperf_lsp.analysis.astutil import first_line
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
-from tfperf_lsp.analysis.models import definition_builds_on_pretrained
+from tfperf_lsp.analysis.models import calls_pretrained_model, definition_builds_on_pretrained, holds_pretrained
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
 from tfperf_lsp.rules.context import RuleContext
@@ -80,27 +81,20 @@ def _may_name(func: ast.AST, local: set[str], imported: set[str]) -> bool:
 _KERAS_LAYER_MODULES = ("keras.layers.", "tensorflow.compat.v1.keras.layers.")
 
 
-def calls_imported_pretrained(ctx: RuleContext, body: ast.AST, depth: int = 0) -> bool:
-    """``body`` (a step, a call) calls a model or a loss that a def or class of another file of
-    the project builds on a pretrained network (``model = RetinaFaceModel(cfg)`` with ``from
-    modules.models import RetinaFaceModel``, whose backbone is ``keras.applications``' ResNet50),
-    itself or through the file's helpers and its class's methods: the in-file checks of
-    ``analysis/models.py``, one import further."""
-    if ctx.workspace is None:
-        return False
-    for node in walk_same_scope(body):
-        if not isinstance(node, ast.Call):
-            continue
-        if built_on_imported_pretrained(ctx, node.func):
-            return True
-        func = node.func
-        if depth < 2 and (isinstance(func, ast.Name) or isinstance(func, ast.Attribute)
-                          and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            # a helper of the file or a method of the class (``self._content_loss(sr, hr)``)
-            helper = ctx.facts.resolve_def(func, node)
-            if helper is not None and helper is not body and calls_imported_pretrained(ctx, helper, depth + 1):
-                return True
-    return False
+def calls_pretrained(ctx: RuleContext, body: ast.AST) -> bool:
+    """``body`` (a step, a call) calls a model or a loss built on a pretrained network
+    (``calls_pretrained_model``: in this file, through its helpers and its class's methods), or one
+    that a def or class of another file of the project builds on one (``model =
+    RetinaFaceModel(cfg)`` with ``from modules.models import RetinaFaceModel``, whose backbone is
+    ``keras.applications``' ResNet50)."""
+    also = partial(built_on_imported_pretrained, ctx) if ctx.workspace is not None else None
+    return calls_pretrained_model(ctx.facts, body, also=also)
+
+
+def holds_pretrained_model(ctx: RuleContext, expr: ast.expr) -> bool:
+    """``expr`` (``model``, ``self.model``) holds a network that is or wraps a pretrained one,
+    built in this file (``holds_pretrained``) or by a builder imported from the project."""
+    return holds_pretrained(ctx.facts, expr) or built_on_imported_pretrained(ctx, expr)
 
 
 def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:

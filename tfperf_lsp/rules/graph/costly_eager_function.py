@@ -8,10 +8,9 @@ from typing import Iterator, cast
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.loopvalues import varying_scalar
-from tfperf_lsp.analysis.models import calls_pretrained_model
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_imported_pretrained, graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
+from tfperf_lsp.rules.common import calls_pretrained, graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.graph.eager_train_step import decorate_with_tf_function
 
@@ -131,7 +130,7 @@ class CostlyEagerFunction(Rule):
                 continue  # tf.compat.as_bytes, tf.io.gfile, ...: Python helpers, nothing to graph
             if _handed_to_other_code(facts, fn) or _builds_a_pipeline(facts, fn):
                 continue
-            if calls_pretrained_model(facts, fn) or calls_imported_pretrained(ctx, fn):
+            if calls_pretrained(ctx, fn):
                 continue  # a TF Hub / SavedModel / keras.applications network does the work: its functions are graphs
             wrapped_elsewhere = facts.tf_function_for_def(fn) is not None
             yield self.finding(

@@ -7,10 +7,10 @@ from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import LoopFlow
-from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, builds_on_pretrained, is_model_name, one_call_per_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import RECURRENT_LAYERS, built_on_imported_pretrained, keras_layers_in_file, tf_alias
+from tfperf_lsp.rules.common import RECURRENT_LAYERS, holds_pretrained_model, keras_layers_in_file, tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution
 
@@ -144,7 +144,7 @@ class EagerModelCall(Rule):
                 continue  # TFP layers: the model returns a distribution, which tf.function cannot return
             if _wrapped_after(facts, func.id, loops[-1]):
                 continue  # `net = tf.function(net)` next: the eager loop is the baseline of a comparison
-            if builds_on_pretrained(facts, func) or built_on_imported_pretrained(ctx, func):
+            if holds_pretrained_model(ctx, func):
                 continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace
             if (func.id, loops[-1]) in reported:
                 continue

@@ -6,10 +6,10 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_imported_pretrained, decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
+from tfperf_lsp.rules.common import calls_pretrained, decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
 from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
@@ -120,7 +120,7 @@ class EagerTrainStep(Rule):
                 continue  # library code: its callers (a trainer, an agent base class) may trace it
             if ctx.hot.runs_few_times(facts.calls_by_def.get(fn, [])):
                 continue  # a demo loop of a few dozen steps: the trace would cost more than it saves
-            if calls_pretrained_model(facts, fn) or calls_imported_pretrained(ctx, fn):
+            if calls_pretrained(ctx, fn):
                 continue  # fine-tuning a pretrained network: its compute, not op dispatch, sets the pace
             if _after_each_rollout(ctx, facts.calls_by_def.get(fn, [])):
                 continue  # once per episode, on that episode's steps: the rollout sets the pace
@@ -167,7 +167,7 @@ class EagerTrainStep(Rule):
                 continue  # a debugging branch; or library code its callers may trace (tf_agents' _train)
             if ctx.hot.runs_few_times([with_stmt]):
                 continue  # a demo loop of a few dozen steps
-            if calls_pretrained_model(facts, with_stmt) or calls_imported_pretrained(ctx, with_stmt):
+            if calls_pretrained(ctx, with_stmt):
                 continue  # fine-tuning a pretrained network (``TFDistilBert...from_pretrained``)
             reported.add(with_stmt)
             blockers = graph_blockers(facts, with_stmt)

@@ -8,11 +8,10 @@ from typing import Iterator
 
 from tfperf_lsp.model import Edit, Finding, Fix, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import built_on_imported_pretrained
+from tfperf_lsp.rules.common import holds_pretrained_model
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.analysis.models import holds_pretrained
 from tfperf_lsp.rules.input_pipeline._pipeline import BATCH_METHODS, Consumer, Pipelines, Step, pipelines, takes_few
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
@@ -237,7 +236,7 @@ def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) 
     for consumer in model.uses_of(step):
         call = consumer.node
         if consumer.kind == "fit" and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                and (holds_pretrained(ctx.facts, call.func.value) or built_on_imported_pretrained(ctx, call.func.value)):
+                and holds_pretrained_model(ctx, call.func.value):
             return True
     return False
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, holds_pretrained, one_call_per_model
+from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_on_imported_pretrained,
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, holds_pretrained_model,
                                      keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
@@ -193,7 +193,7 @@ class PredictInLoop(Rule):
             receiver = func.value
             if overrides(facts, receiver, "predict"):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
-            if holds_pretrained(facts, receiver) or built_on_imported_pretrained(ctx, receiver):
+            if holds_pretrained_model(ctx, receiver):
                 continue  # a pretrained network (InceptionV3 on 299x299 images): its compute, not predict's setup, sets the pace
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):
@@ -302,8 +302,8 @@ class PredictInLoop(Rule):
             if site is None or receiver_kind(facts, call) is None:
                 continue
             receiver = func.value
-            if overrides(facts, receiver, "predict") or holds_pretrained(facts, receiver) \
-                    or built_on_imported_pretrained(ctx, receiver) or outputs_distribution(facts, receiver, call):
+            if overrides(facts, receiver, "predict") or holds_pretrained_model(ctx, receiver) \
+                    or outputs_distribution(facts, receiver, call):
                 continue  # the same exemptions as a predict written in the loop
             if _recurrent(facts, receiver, call):
                 continue  # a direct call runs a recurrent model's time loop op by op: no gain

@@ -6,10 +6,10 @@ import re
 from typing import Iterator, Mapping
 
 from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
-from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, calls_pretrained_model
+from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_imported_pretrained
+from tfperf_lsp.rules.common import calls_pretrained
 from tfperf_lsp.rules.context import RuleContext
 
 _STEP_NAME = re.compile(r"train_step|training_step|train_on_batch|train_batch|update_step", re.IGNORECASE)
@@ -197,8 +197,7 @@ def _trains_a_pretrained_model(ctx: RuleContext, func: ast.AST, call: ast.Call) 
     """The step is a local def that calls a model built on a pretrained network (in this file,
     or by a builder imported from another file of the project)."""
     fn = ctx.facts.resolve_tf_function(func, call)
-    return fn is not None and fn.node is not None and (calls_pretrained_model(ctx.facts, fn.node)
-                                                       or calls_imported_pretrained(ctx, fn.node))
+    return fn is not None and fn.node is not None and calls_pretrained(ctx, fn.node)
 
 
 def _sync(node: ast.AST, outputs: Mapping[str, object]) -> str | None:

@@ -6,10 +6,10 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
-from tfperf_lsp.analysis.models import calls_pretrained_model, keras_classes
+from tfperf_lsp.analysis.models import keras_classes
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (batches_vary_in_length, calls_imported_pretrained, eager_loop_calls, function_label, keras_layers_in_file,
+from tfperf_lsp.rules.common import (batches_vary_in_length, calls_pretrained, eager_loop_calls, function_label, keras_layers_in_file,
                                      tf_function_calls, tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu, uses_sparse_tensors
@@ -169,7 +169,7 @@ class JitCandidate(Rule):
             is_train_step = profile.tape and profile.gradient and (profile.updates or not profile.watches)
             if is_train_step and _builds_cudnn_recurrent_layers(facts):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
-            if is_train_step and (calls_pretrained_model(facts, fn.node) or calls_imported_pretrained(ctx, fn.node)):
+            if is_train_step and calls_pretrained(ctx, fn.node):
                 continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
