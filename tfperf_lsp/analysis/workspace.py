@@ -156,16 +156,10 @@ class WorkspaceIndex:
         versions of its files is added to it (by key) and the name resolves to nothing for now.
         """
         qualname = facts.imports.bindings.get(name.id)
-        if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
+        chain = self._workspace_chain(qualname, path)
+        if chain is None or qualname is None or path is None:
             return None
-        chain = self.module_files(qualname, path)
-        consulted = self.consulted.setdefault(path, set())
-        if not chain:
-            # Cannot be a workspace file: jedi would only find the stdlib or a library. A module
-            # created later in these folders would change that.
-            consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
-            return None
-        consulted.update(chain)
+        consulted = self.consulted[path]
         plain = self._plain_definition(qualname, path, consulted)
         if plain is not _UNKNOWN:
             location = plain
@@ -178,15 +172,10 @@ class WorkspaceIndex:
                 return None
         else:
             location = self._definition_of(facts, name, path, qualname, chain)
-        if location is None:
+        found = self._other_file(location, path, consulted)
+        if found is None:
             return None
-        target_path, line = location
-        consulted.add(target_path)
-        if os.path.abspath(target_path) == os.path.abspath(path):
-            return None
-        target = self.facts_for(target_path)
-        if target is None:
-            return None
+        target, target_path, line = found
         for fn in target.tf_functions:
             if fn.stmt.lineno == line or (fn.node is not None and fn.node.lineno == line):
                 return RemoteFunction(fn, target, target_path)
@@ -199,28 +188,45 @@ class WorkspaceIndex:
         name: ``srgan.vgg_54``), found without jedi (``_plain_definition``): (that file's facts,
         the node, its path). None for a library, or when only jedi could tell."""
         qualname = facts.imports.bindings.get(name)
+        if qualname is not None and attribute is not None:
+            qualname = f"{qualname}.{attribute}"
+        if qualname is None or path is None or self._workspace_chain(qualname, path) is None:
+            return None
+        location = self._plain_definition(qualname, path, self.consulted[path])
+        found = None if location is _UNKNOWN else self._other_file(location, path, self.consulted[path])
+        if found is None:
+            return None
+        target, target_path, line = found
+        node = next((stmt for stmt in target.tree.body if stmt.lineno == line
+                     and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))), None)
+        return (target, node, target_path) if node is not None else None
+
+    def _workspace_chain(self, qualname: str | None, path: str | None) -> list[str] | None:
+        """The workspace files an import of ``qualname`` from ``path`` may go through, recorded in
+        ``consulted[path]``; None for a library, or when none exists (then the folders where one
+        created later would change that are recorded: jedi would only find the stdlib or a
+        library)."""
         if qualname is None or qualname.split(".")[0] in _LIBRARY_ROOTS or path is None:
             return None
-        if attribute is not None:
-            qualname = f"{qualname}.{attribute}"
-        consulted = self.consulted.setdefault(path, set())
         chain = self.module_files(qualname, path)
+        consulted = self.consulted.setdefault(path, set())
         if not chain:
             consulted.update(self._search_dirs(path) if not qualname.startswith(".") else [os.path.dirname(os.path.abspath(path))])
             return None
         consulted.update(chain)
-        location = self._plain_definition(qualname, path, consulted)
-        if location is _UNKNOWN or location is None:
+        return chain
+
+    def _other_file(self, location: tuple[str, int] | None, path: str,
+                    consulted: set[str]) -> tuple[ModuleFacts, str, int] | None:
+        """(facts, path, line) of a definition found at ``location`` in another file than ``path``."""
+        if location is None:
             return None
         target_path, line = location
+        consulted.add(target_path)
         if os.path.abspath(target_path) == os.path.abspath(path):
             return None
         target = self.facts_for(target_path)
-        if target is None:
-            return None
-        node = next((stmt for stmt in target.tree.body if stmt.lineno == line
-                     and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))), None)
-        return (target, node, target_path) if node is not None else None
+        return (target, target_path, line) if target is not None else None
 
     def _plain_definition(self, qualname: str, path: str, consulted: set[str], depth: int = 0):
         """Where ``from pkg.mod import f`` finds ``f`` when nothing but one file is involved, the
