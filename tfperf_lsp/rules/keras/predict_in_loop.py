@@ -249,9 +249,7 @@ class PredictInLoop(Rule):
                 )
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
-            several = blocker == "several outputs" or _unpacked(facts, call)
-            direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
-                      else f"`{name}({x_text}, training=False).numpy()`")
+            direct = _direct_call_text(facts, call, name, x_text, blocker)
             loop = loops[-1]
             # ``for item in items``, the input the item (``predict(item)``) or made from it first
             # (``sample = sample.reshape(1, -1)``)
@@ -312,10 +310,7 @@ class PredictInLoop(Rule):
                 continue  # a dataset, or a large input batched on purpose (``batch_size=1000``)
             name = ast.unparse(receiver)
             x_text = ctx.source.segment(x) if x is not None else "x"
-            several = _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver) == "several outputs" \
-                or _unpacked(facts, call)
-            direct = (f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)" if several
-                      else f"`{name}({x_text}, training=False).numpy()`")
+            direct = _direct_call_text(facts, call, name, x_text, _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver))
             line = first_line(facts.enclosing_loops(site)[0])
             yield self.finding(
                 ctx, call,
@@ -410,6 +405,14 @@ def _periodic_in_def(facts: ModuleFacts, call: ast.Call, fn: ast.AST) -> bool:
 
 
 _EPISODE_END = re.compile(r"(?:^|[._])(done|dones|terminated|truncated|terminal|is_terminal|episode_end)$")
+
+
+def _direct_call_text(facts: ModuleFacts, call: ast.Call, name: str, x_text: str, blocker: str | None) -> str:
+    """The direct call a message suggests instead of ``predict``: ``.numpy()`` of its result, or of
+    each tensor of the list a model with several outputs returns."""
+    if blocker == "several outputs" or _unpacked(facts, call):
+        return f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)"
+    return f"`{name}({x_text}, training=False).numpy()`"
 
 
 def _unpacked(facts: ModuleFacts, call: ast.Call) -> bool:
