@@ -434,6 +434,12 @@ class ModuleFacts:
         before = [c for c in candidates if position(c) < position(at) and not _holds(c, at)]
         return max(before, key=position) if before else None
 
+    def built_from_class(self, name: str, at: ast.AST, cls: ast.ClassDef) -> bool:
+        """``name``, used at ``at``, holds an object made by calling the file's class ``cls``
+        (``agent = DQNAgent(...)`` before ``agent.act(state)``)."""
+        built = getattr(self.reaching_assignment_at(name, at), "value", None)
+        return isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == cls.name
+
     def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
         """``a`` and ``b`` lie in the two branches of one ``if``/``else``: one never runs after
         the other (``if training: ds = ds.repeat()`` does not reach the ``else`` branch)."""

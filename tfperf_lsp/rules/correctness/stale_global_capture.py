@@ -229,8 +229,7 @@ def _drives_method(facts: ModuleFacts, fn: TFFunction, call: ast.Call) -> bool:
         return False
     if func.value.id == "self":
         return facts.enclosing_class(call) is cls and func.attr == fn.node.name
-    built = getattr(facts.reaching_assignment_at(func.value.id, call), "value", None)
-    return isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == cls.name
+    return facts.built_from_class(func.value.id, call, cls)
 
 
 def _is_live(facts: ModuleFacts, stmt: ast.stmt) -> bool:

@@ -363,11 +363,9 @@ def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
     if cls is not None and facts.enclosing_function(fn) is None:
         for call in facts.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name):
-                built = facts.reaching_assignment(func.value)
-                value = getattr(built, "value", None)
-                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name:
-                    sites.append(call)
+            if isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name) \
+                    and facts.built_from_class(func.value.id, func.value, cls):
+                sites.append(call)
     return sites
 
 
