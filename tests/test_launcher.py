@@ -31,7 +31,7 @@ def test_old_pythons_get_a_clear_answer_not_a_crash(python):
 
 def test_missing_dependencies_are_named_with_the_install_command(tmp_path):
     # A bare interpreter (isolated: no site-packages) finds the checkout's tfperf but not pygls.
-    run = subprocess.run([sys.executable, "-I", "-S", LAUNCHER], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-I", "-S", LAUNCHER], capture_output=True, text=True, timeout=600)
     assert run.returncode == 4
     assert "tfperf cannot start" in run.stderr and "No module named" in run.stderr
     assert f'-m pip install "{ROOT}"' in run.stderr  # a checkout: install it, it is not on PyPI
@@ -82,6 +82,6 @@ def test_benchmark_worker_imports_with_only_tfperf_lsp_on_its_path(tmp_path):
     (tmp_path / "tfperf_lsp").symlink_to(os.path.join(ROOT, "tfperf_lsp"))
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import tfperf_lsp.bench.worker; "
             "print(sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'__main__'}))")
-    run = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "['tfperf_lsp']"

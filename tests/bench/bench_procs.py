@@ -2,6 +2,13 @@
 from __future__ import annotations
 
 import os
+import time
+
+# How soon "promptly" is in these tests: a kill, a cancel or a job timeout must land within this
+# many seconds. It is far below what it must beat (a hang that never ends, the pool's 60 s job
+# timeout), and far above what a loaded machine needs: bounds of 1-2.5 s failed on a shared 2-core
+# CI machine that ran Python ~15x slower than usual. Speed itself is measured by benchmarks/.
+PROMPT_S = 30.0
 
 
 def _stat(pid: int) -> tuple[str, int, int] | None:
@@ -47,6 +54,20 @@ def group_members(pgid: int) -> list[int]:
 def is_gone(pid: int) -> bool:
     s = _stat(pid)
     return s is None or s[0] == "Z" and s[1] != os.getpid()
+
+
+def eventually(condition, within_s: float = PROMPT_S) -> bool:
+    """Whether `condition()` holds within `within_s`: a killed process takes a while to be gone
+    (a dying TensorFlow worker tore its memory down for seconds on a stalled machine)."""
+    deadline = time.monotonic() + within_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(condition())
+
+
+def wait_gone(pid: int, within_s: float = PROMPT_S) -> bool:
+    """Whether the process is gone within `within_s` (a kill is asynchronous: poll for it)."""
+    return eventually(lambda: is_gone(pid), within_s)
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -104,7 +104,7 @@ def wait_ready(port, proc, timeout):
 
 
 def lsp_status(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/lsp/status?token={TOKEN}", timeout=5) as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/lsp/status?token={TOKEN}", timeout=60) as r:
         status = json.load(r)
     return {name: s["status"] for name, s in status["sessions"].items()}
 
@@ -154,7 +154,7 @@ def drive(args, port, result):
             squiggle = page.locator(".jp-Notebook .cm-lintRange").first
             squiggle.hover()
             try:
-                page.wait_for_selector(".cm-tooltip", timeout=10000)
+                page.wait_for_selector(".cm-tooltip", timeout=args.timeout * 1000)
                 result["tooltip"] = page.inner_text(".cm-tooltip")
             except Exception as e:  # reported, not fatal: the panel and the squiggle are the main checks
                 result["tooltip_error"] = str(e).splitlines()[0]
@@ -163,7 +163,7 @@ def drive(args, port, result):
             # jupyterlab-lsp's diagnostics panel, opened as a user would from the cell's context menu.
             page.locator(".jp-Notebook .jp-CodeCell .cm-content").nth(1).click()
             page.evaluate("window.jupyterapp.commands.execute('lsp:show-diagnostics-panel')")
-            page.wait_for_selector(".lsp-diagnostics-listing tbody tr", timeout=20000)
+            page.wait_for_selector(".lsp-diagnostics-listing tbody tr", timeout=args.timeout * 1000)
             result["panel_rows"] = page.eval_on_selector_all(
                 ".lsp-diagnostics-listing tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
             result["panel_headers"] = page.eval_on_selector_all(
@@ -186,7 +186,9 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--shots", help="folder for the screenshots (default: WORKDIR)")
     parser.add_argument("--chromium", default=os.environ.get("TFPERF_CHROMIUM", "/usr/bin/chromium"))
-    parser.add_argument("--timeout", type=int, default=90, help="seconds for each wait")
+    # Each wait ends as soon as its condition holds (a few seconds here); the bound is for a broken
+    # session, set above what a stalled CI machine needed (JupyterLab alone took more than 90 s there).
+    parser.add_argument("--timeout", type=int, default=300, help="seconds for each wait")
     args = parser.parse_args()
     args.shots = args.shots or args.workdir
     os.makedirs(args.shots, exist_ok=True)

@@ -26,7 +26,8 @@ local ok, err = pcall(function()
     root_dir = vim.fn.fnamemodify(os.getenv("TFPERF_FILE"), ":h"),
   })
   vim.lsp.buf_attach_client(bufnr, client_id)
-  assert(vim.wait(20000, function() return #captured > 0 end, 50), "no diagnostics within 20 s")
+  -- 180 s: the first diagnostics come in about a second; a stalled CI machine took over 20 s to start the server.
+  assert(vim.wait(180000, function() return #captured > 0 end, 50), "no diagnostics within 180 s")
   out.diagnostics = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     table.insert(out.diagnostics, { code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code), lnum = d.lnum, col = d.col, message = d.message })
@@ -36,7 +37,7 @@ local ok, err = pcall(function()
   local client = vim.lsp.get_client_by_id(client_id)
   local hover = vim.lsp.buf_request_sync(bufnr, "textDocument/hover", {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = first.range.start,
-  }, 10000)
+  }, 60000)
   for _, response in pairs(hover or {}) do
     if response.result then out.hover = response.result.contents.value end
   end
@@ -44,7 +45,7 @@ local ok, err = pcall(function()
   local actions = vim.lsp.buf_request_sync(bufnr, "textDocument/codeAction", {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) }, range = first.range,
     context = { diagnostics = { first } },
-  }, 10000)
+  }, 60000)
   out.actions = {}
   for _, response in pairs(actions or {}) do
     for _, action in ipairs(response.result or {}) do
@@ -52,7 +53,7 @@ local ok, err = pcall(function()
       if action.kind == "quickfix" and not out.applied and action.title:find(os.getenv("TFPERF_FIX")) then
         local resolved = action
         if not action.edit then
-          local r = client.request_sync("codeAction/resolve", action, 10000, bufnr)
+          local r = client.request_sync("codeAction/resolve", action, 60000, bufnr)
           resolved = r.result
         end
         vim.lsp.util.apply_workspace_edit(resolved.edit, client.offset_encoding or "utf-16")

@@ -26,6 +26,7 @@ CODE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim is not installed (apt-get install neovim)")
 def test_neovim_session(tmp_path):
     path = tmp_path / "train.py"
@@ -41,7 +42,7 @@ def test_neovim_session(tmp_path):
     }
     run = subprocess.run(
         ["nvim", "--headless", "-u", "NONE", "-c", f"luafile {os.path.join(HERE, 'neovim_session.lua')}"],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env, capture_output=True, text=True, timeout=600,  # above the session's own waits
     )
     result = json.loads(out.read_text())
     assert result["ok"], (result.get("error"), run.stderr[-2000:])

@@ -37,7 +37,7 @@ def neovims():
     in_venv = os.path.join(os.path.dirname(sys.executable), "nvim")
     for binary in filter(None, [shutil.which("nvim"), in_venv if os.path.exists(in_venv) else None, os.environ.get("TFPERF_NVIM")]):
         try:
-            first = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+            first = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=120).stdout.splitlines()[0]
         except (OSError, subprocess.SubprocessError, IndexError):
             continue
         version = tuple(int(p) for p in re.search(r"v(\d+)\.(\d+)", first).groups())
@@ -67,7 +67,7 @@ def test_readme_snippet_starts_tfperf(tmp_path, marker, minimum):
         "XDG_CONFIG_HOME": str(tmp_path / "xcfg"),
     }
     run = subprocess.run([usable[version], "--headless", "-u", "NONE", "-c", f"luafile {os.path.join(HERE, 'readme_snippet.lua')}"],
-                         env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)  # above its waits
     result = json.loads(out.read_text())
     assert result["ok"], (version, result.get("error"), run.stderr[-2000:])
     assert "TFP106" in result["codes"]

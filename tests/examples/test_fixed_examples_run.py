@@ -29,7 +29,7 @@ def fixed_runs(tmp_path_factory):
 
     def run(name):
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(work)}
-        return name, subprocess.run([sys.executable, name], cwd=work, capture_output=True, text=True, timeout=300, env=env)
+        return name, subprocess.run([sys.executable, name], cwd=work, capture_output=True, text=True, timeout=1200, env=env)  # a hang guard
 
     with ThreadPoolExecutor(max_workers=2) as pool:  # two cores
         runs = dict(pool.map(run, EXAMPLES))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 from lsprotocol import types
 
@@ -29,8 +30,9 @@ def supports_pull(client) -> bool:
     return bool(client.capabilities.text_document and client.capabilities.text_document.diagnostic)
 
 
-async def diagnostics(client, uri: str, version: int | None = None, timeout: float = 15.0) -> list[types.Diagnostic]:
-    """The diagnostics an editor would show now: pulled if it pulls, else the latest push."""
+async def diagnostics(client, uri: str, version: int | None = None, timeout: float = 120.0) -> list[types.Diagnostic]:
+    """The diagnostics an editor would show now: pulled if it pulls, else the latest push. The wait
+    ends when they arrive (milliseconds); its bound is for a stalled CI machine, where it was seconds."""
     if supports_pull(client):
         report = await client.text_document_diagnostic_async(
             types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
@@ -67,3 +69,36 @@ def edits_for(workspace_edit: types.WorkspaceEdit, uri: str, version: int | None
                 edits.extend(change.edits)
         return edits
     return list((workspace_edit.changes or {}).get(uri, []))
+
+
+def folder_for_test(root, request):
+    """A new folder under ROOT named after the running test: its files, in a session shared by
+    several tests, are its own."""
+    folder = root / re.sub(r"\W+", "_", request.node.name)
+    folder.mkdir()
+    return folder
+
+
+def open_document(client, name: str, text: str, version: int = 1) -> str:
+    """Write NAME in the client's workspace folder and open it; a client with an `opened` list
+    (a session shared by several tests) remembers the document so that it can be closed."""
+    path = client.workspace_root / name
+    path.write_text(text)
+    uri = path.as_uri()
+    if hasattr(client, "opened"):
+        client.opened.append(uri)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
+    )
+    return uri
+
+
+def change_document(client, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )

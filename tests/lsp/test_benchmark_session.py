@@ -43,14 +43,19 @@ def server_config(cache_dir):
     return ClientServerConfig(server_command=[sys.executable, os.path.join(ROOT, "server", "tfperf_server.py")], server_env=env)
 
 
+# A 1 s budget per side; the time limit only catches a hang: a stalled machine took more than the
+# default 60 s for the first XLA call.
+SETTINGS = {"timeBudget": 1.0, "timeout": 900}
+
+
 async def start(lsp_client, tmp_path, trusted=True):
     record_versions(lsp_client)
-    lsp_client.set_configuration({"tfperf": {"benchmark": {"timeBudget": 1.0}}})
+    lsp_client.set_configuration({"tfperf": {"benchmark": SETTINGS}})
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=tmp_path.as_uri(),
-            initialization_options={"workspaceTrusted": trusted, "benchmark": {"timeBudget": 1.0}},
+            initialization_options={"workspaceTrusted": trusted, "benchmark": SETTINGS},
         )
     )
 
@@ -185,22 +190,27 @@ async def test_cancel_stops_the_worker_and_the_editor_stays_responsive(tmp_path,
         ))
         while not any(isinstance(r, types.WorkDoneProgressReport) for v in client.progress_reports.values() for r in v):
             await asyncio.sleep(0.1)  # the worker is running
-        started = time.monotonic()
         hover = await client.text_document_hover_async(
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostic.range.start)
         )
-        assert "TFP303" in hover.contents.value and time.monotonic() - started < 2.0  # not blocked
+        assert "TFP303" in hover.contents.value
+        assert not command.done(), "the hover waited for the benchmark instead of answering beside it"
         server_pid = client._server.pid  # noqa: SLF001
         running = _workers_of(server_pid)
         assert running, "a worker should be running the job"
         token = next(iter(client.progress_reports))
-        cancel_sent = time.monotonic()
         client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-        answer = await asyncio.wait_for(command, timeout=10)
+        # A cancel that did not land lets the job finish (10 s budget) and answer cancelled=False.
+        # The bounds are loose on purpose: a loaded CI machine runs Python ~15x slower than usual.
+        answer = await asyncio.wait_for(command, timeout=120)
         assert answer["cancelled"] is True
-        assert time.monotonic() - cancel_sent < 3.0
-        await asyncio.sleep(0.5)
-        assert not [pid for pid in running if os.path.exists(f"/proc/{pid}")], "the job's worker must be gone"
+        def alive():
+            return [pid for pid in running if os.path.exists(f"/proc/{pid}")]
+
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert not alive(), "the job's worker must be gone"
     finally:
         await client.shutdown_session()
         await client.stop()

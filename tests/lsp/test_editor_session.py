@@ -1,13 +1,42 @@
 """The server driven over stdio as real editors drive it (capabilities of VS Code, Neovim 0.7
 and 0.10, Emacs): open -> diagnostics, hover, inlay hints, quick fix applied, ignore comment,
-stale edits rejected, syntax errors survived."""
+stale edits rejected, syntax errors survived.
+
+As in an editor, one server per editor profile serves the whole module: each test opens its own
+files (a folder of its own in the workspace) and closes them when it ends. Settings changes have
+their own sessions (test_settings_session.py)."""
 import os
 import textwrap
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
+from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for
+from tests.lsp.conftest import CLIENTS, SERVER, start_editor_session
+from tests.lsp.helpers import apply_text_edits, change_document, diagnostics, edits_for, folder_for_test, open_document
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
+async def editor(lsp_client: LanguageClient, request, tmp_path_factory):
+    await start_editor_session(lsp_client, request.param, tmp_path_factory.mktemp("ws"))
+    lsp_client.root = lsp_client.workspace_root
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def client(editor, request):
+    """The module's session, with a workspace folder for this test; its documents close after it."""
+    editor.workspace_root = folder_for_test(editor.root, request)
+    editor.opened = []
+    yield editor
+    for uri in editor.opened:
+        editor.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
 
 RETRACE = textwrap.dedent(
     """\
@@ -22,27 +51,6 @@ RETRACE = textwrap.dedent(
         train_step(x, step)
     """
 )
-
-
-def open_document(client, name: str, text: str, version: int = 1) -> str:
-    path = client.workspace_root / name
-    path.write_text(text)
-    uri = path.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
-        )
-    )
-    return uri
-
-
-def change_document(client, uri: str, text: str, version: int) -> None:
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
 
 
 async def test_open_shows_diagnostic_on_the_argument(client):
@@ -187,15 +195,6 @@ async def test_syntax_error_keeps_findings_on_unchanged_lines_and_recovers(clien
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=20))
     )
     assert "TFP101" in hover.contents.value
-
-
-async def test_settings_turn_a_rule_off(client):
-    settings = {"tfperf": {"rules": {"TFP101": "off"}}}
-    client.set_configuration(settings)  # answered to workspace/configuration (VS Code, Neovim 0.10)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=settings))
-    uri = open_document(client, "train.py", RETRACE)
-    found = await diagnostics(client, uri, version=1)
-    assert not [d for d in found if d.code == "TFP101"]
 
 
 async def test_server_never_imports_tensorflow(client):

@@ -3,8 +3,7 @@ import textwrap
 
 from lsprotocol import types
 
-from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for
-from tests.lsp.test_editor_session import open_document
+from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for, open_document
 
 CODE = textwrap.dedent(
     """\

@@ -1,14 +1,18 @@
 """Notebook document sync (LSP 3.17) as VS Code drives it: the code cells analysed as one module,
-diagnostics, hovers, inlay hints and quick fixes on the cell documents, re-analysis on edits."""
+diagnostics, hovers, inlay hints and quick fixes on the cell documents, re-analysis on edits.
+
+One server serves the module, as one editor window would: each test opens its own notebook (in a
+folder of its own) and closes it when it ends."""
 import asyncio
 import os
 import sys
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for, record_versions
+from tests.lsp.helpers import apply_text_edits, diagnostics, edits_for, folder_for_test, record_versions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -16,10 +20,15 @@ DEFINE = "%matplotlib inline\nimport tensorflow as tf\n\n@tf.function(experiment
 LOOP = "x = tf.ones([4])\nfor step in range(3):\n    train_step(x, step)\n!echo done"
 
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[sys.executable, os.path.join(ROOT, "server", "tfperf_server.py")]),
+    scope="module",
 )
-async def client(lsp_client: LanguageClient, tmp_path):
+async def vscode(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
     record_versions(lsp_client)
     # TFP106 (opt-in) is the example of a fixable finding in a cell: the editor's settings
     # select it (answered to workspace/configuration, before the first analysis)
@@ -32,14 +41,34 @@ async def client(lsp_client: LanguageClient, tmp_path):
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
-            root_uri=tmp_path.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
         )
     )
     lsp_client.server_capabilities = result.capabilities
-    lsp_client.workspace_root = tmp_path
+    lsp_client.root = root
     yield
     await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def client(vscode, request):
+    """The module's session, with a workspace folder for this test; its notebooks close after it."""
+    vscode.workspace_root = folder_for_test(vscode.root, request)
+    vscode.open_notebooks = {}
+    yield vscode
+    for uri in list(vscode.open_notebooks):
+        close_notebook(vscode, uri)
+
+
+def close_notebook(client, uri):
+    cell_uris = client.open_notebooks.pop(uri)
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=uri),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in cell_uris],
+        )
+    )
 
 
 def open_notebook(client, cells):
@@ -59,6 +88,7 @@ def open_notebook(client, cells):
             ],
         )
     )
+    client.open_notebooks[uri] = cell_uris
     return uri, cell_uris
 
 
@@ -137,12 +167,7 @@ async def test_editing_one_cell_reanalyses_the_others(client):
 async def test_closing_the_notebook_clears_its_cells(client):
     uri, (define, loop) = open_notebook(client, [(CODE, DEFINE), (CODE, LOOP)])
     await diagnostics(client, loop, version=1)
-    client.notebook_document_did_close(
-        types.DidCloseNotebookDocumentParams(
-            notebook_document=types.NotebookDocumentIdentifier(uri=uri),
-            cell_text_documents=[types.TextDocumentIdentifier(uri=define), types.TextDocumentIdentifier(uri=loop)],
-        )
-    )
+    close_notebook(client, uri)
     for _ in range(100):
         if list(client.diagnostics.get(loop, [None])) == [] and list(client.diagnostics.get(define, [None])) == []:
             break

@@ -202,6 +202,16 @@ def fixture_codes() -> list[str]:
     return sorted(name[:-3] for name in os.listdir(FIXTURES) if re.fullmatch(r"TFP\d{3}\.py", name))
 
 
+def all_cases() -> list[tuple[str, Case]]:
+    """Every fixture case, with its rule's code, in file order."""
+    return [(code, case) for code in fixture_codes() for case in parse(fixture_path(code))]
+
+
+def case_ids(cases: list[tuple[str, Case]]) -> list[str]:
+    """pytest ids: the rule's code and the case's title."""
+    return [f"{code}-{case.title}" for code, case in cases]
+
+
 def update(codes: list[str]) -> list[str]:
     """Rewrite the snapshots of ``codes``; the codes whose snapshot changed."""
     os.makedirs(SNAPSHOTS, exist_ok=True)

@@ -12,7 +12,7 @@ from tests.rules import fixtures
 from tfperf_lsp.rules import ALL_RULES
 
 CODES = [rule.code for rule in ALL_RULES]
-CASES = [(code, case) for code in fixtures.fixture_codes() for case in fixtures.parse(fixtures.fixture_path(code))]
+CASES = fixtures.all_cases()
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -35,7 +35,7 @@ def test_snapshot_is_up_to_date(code):
         pytest.fail(f"{code}: findings or fixes changed; if intended: python -m tests.rules.fixtures --update {code}\n{diff}")
 
 
-@pytest.mark.parametrize("code,case", CASES, ids=[f"{code}-{case.title}" for code, case in CASES])
+@pytest.mark.parametrize("code,case", CASES, ids=fixtures.case_ids(CASES))
 def test_flagged_lines_are_the_marked_lines(code, case):
     _, findings = fixtures.analyse(case, code)
     flagged = sorted({case.first_line + f.span.start.line for f in findings})
@@ -49,14 +49,16 @@ def test_flagged_lines_are_the_marked_lines(code, case):
 OTHERS = [(code, case) for code, case in CASES if case.option("others")]
 
 
-@pytest.mark.parametrize("code,case", OTHERS, ids=[f"{code}-{case.title}" for code, case in OTHERS])
+@pytest.mark.parametrize("code,case", OTHERS, ids=fixtures.case_ids(OTHERS))
 def test_other_rules_report_what_the_case_says(code, case):
     expected = sorted(set(case.option("others", "").split()) - {"none"})
     assert fixtures.other_codes(case, code) == expected
 
 
-@pytest.mark.parametrize("code,case", [c for c in CASES if c[1].expected_lines(c[0])],
-                         ids=[f"{code}-{case.title}" for code, case in CASES if case.expected_lines(code)])
+FLAGGED = [(code, case) for code, case in CASES if case.expected_lines(code)]
+
+
+@pytest.mark.parametrize("code,case", FLAGGED, ids=fixtures.case_ids(FLAGGED))
 def test_fixed_case_compiles_and_is_clean(code, case):
     after = fixtures.fixed(case, code)
     compile(after, "<fixed>", "exec")

@@ -2,7 +2,10 @@
 
 - ``traced=NAME``: the case traces NAME more than once; its fixed version ``traces_after`` times.
 - ``run``: the case and its fixed version both run and their module-level tensors are equal.
-- ``# %% verify`` / ``# %% verify fixed`` cells: assertions run after the case / its fixed version.
+
+The ``# %% verify`` cells run in test_fixtures_verified_under_tensorflow.py: a file of its own so
+that the two halves, the suite's slowest file together, run in parallel (scripts/test gives each
+pytest process whole files).
 """
 import pytest
 
@@ -11,21 +14,16 @@ from tests.rules.tensorflow_harness import assert_same_values, module_values, ru
 
 pytestmark = pytest.mark.tf
 
-CASES = [(code, case) for code in fixtures.fixture_codes() for case in fixtures.parse(fixtures.fixture_path(code))]
+CASES = fixtures.all_cases()
 TRACED = [(c, k) for c, k in CASES if k.option("traced") or k.option("trace_counter")]
 RUN = [(c, k) for c, k in CASES if k.option("run") and not k.option("changes_outputs")]
-VERIFIED = [(c, k) for c, k in CASES if k.verify or k.verify_fixed]
-
-
-def _ids(cases):
-    return [f"{code}-{case.title}" for code, case in cases]
 
 
 def _count(case, namespace):
     return trace_count(namespace, case.option("traced"), case.option("trace_counter"))
 
 
-@pytest.mark.parametrize("code,case", TRACED, ids=_ids(TRACED))
+@pytest.mark.parametrize("code,case", TRACED, ids=fixtures.case_ids(TRACED))
 def test_case_retraces_and_fixed_case_traces_as_stated(code, case):
     before = _count(case, run(case.source))
     assert before > 1, f"{code}: the case should retrace, it traced {before} time(s)"
@@ -35,14 +33,7 @@ def test_case_retraces_and_fixed_case_traces_as_stated(code, case):
     assert after == int(case.option("traces_after", "1")), f"{code}: after the fix, {after} traces"
 
 
-@pytest.mark.parametrize("code,case", RUN, ids=_ids(RUN))
+@pytest.mark.parametrize("code,case", RUN, ids=fixtures.case_ids(RUN))
 def test_fixed_case_runs_and_keeps_results(code, case):
     assert_same_values(module_values(run(case.source)), module_values(run(fixtures.fixed(case, code))))
 
-
-@pytest.mark.parametrize("code,case", VERIFIED, ids=_ids(VERIFIED))
-def test_case_behaves_as_stated_under_tensorflow(code, case):
-    if case.verify:
-        run(case.source, case.verify)
-    if case.verify_fixed:
-        run(fixtures.fixed(case, code), case.verify_fixed)

@@ -37,11 +37,15 @@ from tfperf_lsp import settings_schema
 
 from . import protocol, report
 from . import ship as ship_module
-from .procs import WorkerProcess, native_frames, variant_of, worker_argv, worker_env
+from .procs import EXIT_WAIT_S, WorkerProcess, native_frames, variant_of, worker_argv, worker_env
 from .protocol import Device, Job, ProtocolError, Result, error_result
 
 _LOG = logging.getLogger("tfperf_lsp.bench")
 POLL_S = 0.05  # cancel / timeout / memory are checked this often: kills land well within 1 s
+# A worker's start is its TensorFlow import: ~3 s on a desktop, but minutes on a loaded shared
+# machine or a cold network disk (85 s seen on an idle CI-class 2-core box). Only a start that
+# never ends should fail, and a user who does not want to wait cancels: cancel is checked meanwhile.
+START_TIMEOUT_S = 600.0
 
 ProgressFn = Callable[[float, str], Any]
 
@@ -74,7 +78,7 @@ def _cancelled(cancel) -> bool:
 class WorkerPool:
     def __init__(self, command: list[str] | None = None, *,
                  memory_limit_mb: int | None = int(settings_schema.default("benchmark.memoryLimitMB")),
-                 timeout_s: float = settings_schema.default("benchmark.timeout"), start_timeout_s: float = 120.0, keep_spare: bool = True,
+                 timeout_s: float = settings_schema.default("benchmark.timeout"), start_timeout_s: float = START_TIMEOUT_S, keep_spare: bool = True,
                  cwd: str | None = None, env: dict | None = None,
                  log: Callable[[str], None] | None = None, max_line_bytes: int = 1 << 20,
                  max_output_bytes: int = 8 << 20, ship: bool | None = None, max_spares: int | None = None):
@@ -267,7 +271,7 @@ class WorkerPool:
                 kind, payload = item
                 if kind != "line":
                     w.start_error = (f"the worker {w.exit_description()} while starting "
-                                     f"({' '.join(w.argv)})\n{w.stderr_tail(1.0)}").rstrip()
+                                     f"({' '.join(w.argv)})\n{w.stderr_tail(EXIT_WAIT_S)}").rstrip()
                     continue
                 try:
                     msg = protocol.check_message(protocol.loads(payload))
@@ -360,7 +364,7 @@ class WorkerPool:
                "python": ready.get("python")}
         if not w.send(protocol.job_msg(job)):
             return error_result("crash", f"the worker {w.exit_description()} before taking the job",
-                                stderr_tail=w.stderr_tail(1.0), **env)
+                                stderr_tail=w.stderr_tail(EXIT_WAIT_S), **env)
         start = time.monotonic()
         deadline = start + timeout_s
         last_progress = "started"
@@ -392,7 +396,7 @@ class WorkerPool:
                 if self._closed:
                     return error_result("cancelled", "the benchmark pool was closed", **env)
                 how = w.exit_description()
-                tail = w.stderr_tail(1.0)
+                tail = w.stderr_tail(EXIT_WAIT_S)
                 frames = native_frames(tail, job)
                 at = f" at {frames[-1].where} line {frames[-1].line}: {frames[-1].code}" if frames else ""
                 return error_result("crash", f"the worker {how}{at} before sending a result "
@@ -502,13 +506,13 @@ def _settle(fut: asyncio.Future, result, exc) -> None:
         fut.set_result(result)
 
 
-def probe_device(command: list[str] | None = None, *, timeout_s: float = 120.0,
+def probe_device(command: list[str] | None = None, *, timeout_s: float = START_TIMEOUT_S,
                  cwd: str | None = None, env: dict | None = None) -> Device:
     """Start a worker, ask for its device with a `probe` message, stop it."""
     return probe_worker(command, timeout_s=timeout_s, cwd=cwd, env=env).device
 
 
-def probe_worker(command: list[str] | None = None, *, timeout_s: float = 120.0,
+def probe_worker(command: list[str] | None = None, *, timeout_s: float = START_TIMEOUT_S,
                  cwd: str | None = None, env: dict | None = None, ship: bool | None = None) -> WorkerInfo:
     """Like probe_device, with the worker's TensorFlow and Python versions."""
     pool = WorkerPool(command, memory_limit_mb=None, keep_spare=False, cwd=cwd, env=env,
@@ -524,7 +528,7 @@ def probe_worker(command: list[str] | None = None, *, timeout_s: float = 120.0,
                 continue
             if item[0] != "line":
                 raise WorkerStartError(f"the worker {w.exit_description()} during the probe\n"
-                                       f"{w.stderr_tail(1.0)}")
+                                       f"{w.stderr_tail(EXIT_WAIT_S)}")
             msg = protocol.check_message(protocol.loads(item[1]))
             if msg["type"] == "device":
                 return WorkerInfo(Device.from_dict(msg["device"]), msg["tf_version"],

@@ -38,6 +38,11 @@ _LIVE_LOCK = threading.Lock()
 STDERR_TAIL_LINES = 60
 STDERR_FORWARD_LINES = 300   # per worker; more would flood the server log (prints in a loop)
 MAX_STDERR_LINE = 2000
+# How long a worker that closed its output may take to finish exiting and to flush its stderr
+# (a crash's traceback). The waits end as soon as it has: only a process that stays alive after
+# closing its pipes waits the whole time. On a stalled machine a dying TensorFlow process took
+# more than 1 s, and its crash was reported as "stopped answering" without its traceback.
+EXIT_WAIT_S = 10.0
 
 
 def worker_argv(command: list[str] | None, memory_limit_mb: int | None, shipped: bool = False) -> list[str]:
@@ -232,7 +237,7 @@ class WorkerProcess:
             todo.extend(_proc_children(pid))
         return total
 
-    def exit_description(self, wait_s: float = 1.0) -> str:
+    def exit_description(self, wait_s: float = EXIT_WAIT_S) -> str:
         try:
             code = self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
@@ -271,8 +276,10 @@ class WorkerProcess:
             pass
         try:
             self.proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:  # uninterruptible sleep; the kernel will finish it
-            pass
+        except subprocess.TimeoutExpired:
+            # Uninterruptible sleep, or a stalled machine still tearing down TensorFlow's memory:
+            # the kernel finishes it. Reap it then, so no zombie stays behind.
+            threading.Thread(target=self.proc.wait, daemon=True).start()
         threading.Thread(target=_close, args=(self.proc.stdin,), daemon=True).start()
         with _LIVE_LOCK:
             _LIVE.discard(self)
