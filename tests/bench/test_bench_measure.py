@@ -45,13 +45,43 @@ def run_all(e):
     return e
 
 
-def test_calibrates_calls_per_sample_to_reach_min_sample_time():
+def test_calibrates_calls_per_sample_so_the_slowest_variant_reaches_min_sample_time():
     clock = Clock()
     a, b = Fake(clock, "a", 0.002), Fake(clock, "b", 0.001)
     e = run_all(engine([a, b], clock, budget_s=3.0, min_sample_s=0.05))
-    assert [r.calls_per_sample for r in e.runs] == [25, 50]   # exact, not rounded up to 1-2-5
-    for r in e.runs:
-        assert all(t >= 0.05 * (1 - 1e-9) for t in r.sample_totals)
+    # one k for both (exact, not rounded up to 1-2-5): the slower variant's samples last 50 ms
+    assert [r.calls_per_sample for r in e.runs] == [25, 25]
+    assert all(t >= 0.05 * (1 - 1e-9) for t in e.runs[0].sample_totals)
+
+
+def test_identical_variants_are_not_called_different_when_calibration_stalls_on_one_side():
+    """Each sample pays one device sync. One side's calibration sample, stalled by a busy
+    machine, gave it k=41 against the other's k=248: the sync then weighed 6x more per call on
+    that side, and identical code was reported ~10% slower (CI: 'identical code 1.15x faster')."""
+    clock = Clock()
+    a, b = Fake(clock, "a", 0.0002, 0.01, 1), Fake(clock, "b", 0.0002, 0.01, 2)
+
+    def sync(out):
+        clock.t += 0.001                      # the device sync: 1 ms per sample
+
+    def progress(fraction, message):
+        if message == "calibrating":
+            a.cost_once = 0.05                # the next call of `a` is stalled by 50 ms
+
+    a.cost_once = 0.0
+    original_call = a.__call__
+
+    def stalled_call():
+        clock.t += a.cost_once
+        a.cost_once = 0.0
+        return original_call()
+
+    hooks = measure.Hooks(clock=clock, sync=sync, progress=progress)
+    runners = [measure.Runner("a", stalled_call), b.runner()]
+    e = measure.Engine(runners, measure.Settings(budget_s=3.0, min_sample_s=0.05), hooks)
+    run_all(e)
+    assert e.runs[0].calls_per_sample == e.runs[1].calls_per_sample
+    assert e.comparisons()[0].verdict == "equivalent"
 
 
 def test_a_clearly_faster_variant_stops_after_ten_pairs_with_speedup_two():
@@ -114,6 +144,27 @@ def test_a_call_longer_than_the_budget_is_a_single_shot_after_one_warmup_call():
     e = run_all(engine([a, b], clock, budget_s=1.0))
     assert e.single_shot
     assert a.calls == 2  # first call + the reference's second call, nothing more
+
+
+class Stalling(Fake):
+    """A fast variant whose call number `stall_at` is stalled (a busy machine) for `stall_s`."""
+
+    def __init__(self, clock, name, cost, stall_at, stall_s):
+        super().__init__(clock, name, cost)
+        self.stall_at, self.stall_s = stall_at, stall_s
+
+    def __call__(self):
+        if self.calls + 1 == self.stall_at:
+            self.clock.t += self.stall_s
+        return super().__call__()
+
+
+def test_one_stalled_warmup_call_among_fast_ones_is_not_a_single_shot():
+    clock = Clock()
+    a, b = Stalling(clock, "a", 0.005, stall_at=4, stall_s=1.5), Fake(clock, "b", 0.002)
+    e = run_all(engine([a, b], clock, budget_s=1.0))
+    assert max(e.runs[0].warmup_times) > 1.0  # the stall happened during warm-up
+    assert not e.single_shot and e.pairs >= 10
 
 
 def test_warmup_is_three_calls_and_point_two_seconds_capped_at_two_seconds():

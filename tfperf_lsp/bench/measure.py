@@ -154,12 +154,13 @@ class Engine:
 
     def warmup(self) -> None:
         """>= warmup_min_calls and >= warmup_min_s per variant, capped at warmup_cap_s.
-        A single call longer than the budget switches to single-shot mode."""
+        Calls that typically (median) take longer than the budget switch to single-shot mode:
+        one call stalled by a busy machine among fast ones does not."""
         for i, run in enumerate(self.runs):
             self._report(0.1 + 0.2 * i / len(self.runs), f"warming up {run.name}")
             spent = sum(run.warmup_times)
             while True:
-                if run.warmup_times and run.warmup_times[-1] > self.s.budget_s:
+                if run.warmup_times and stats.median(run.warmup_times) > self.s.budget_s:
                     self.single_shot = True
                     break
                 if len(run.warmup_times) >= self.s.warmup_min_calls and spent >= self.s.warmup_min_s:
@@ -171,9 +172,16 @@ class Engine:
                 spent += t
 
     def calibrate(self) -> int | None:
-        """Choose calls per sample k for each variant (explore 1, 2, 5, 10, ..., then the exact
-        k) so a sample lasts >= min_sample_s, then shrink k if the first pair stage would not fit in the budget.
-        Returns the number of pairs to run first, or None for single-shot mode."""
+        """Choose the calls per sample k (explore 1, 2, 5, 10, ..., then the exact k) so the
+        slowest variant's sample lasts >= min_sample_s, then shrink k if the first pair stage
+        would not fit in the budget. Returns the number of pairs to run first, or None for
+        single-shot mode.
+
+        Every variant (and the A/A control) is timed with the same k. Each sample pays one
+        device sync and the timer's own cost; divided by different k's, that overhead made
+        identical code look 1.15x faster on a stalled CI machine, where one side's calibration
+        sample was slowed and got k=2 against the other's k=14. With one k the overhead weighs
+        the same on every side: it can only pull a ratio towards 1, never invent a difference."""
         if self.single_shot:
             return None
         self._report(0.3, "calibrating")
@@ -182,26 +190,14 @@ class Engine:
         # editor's quick 0.2 s) they are cut to fit it below anyway, so calibrating the longer
         # min_sample_s first would only cost time (0.1-0.15 s of a 1 s answer).
         target = min(self.s.min_sample_s, self.s.budget_s / (first * len(self.runs)))
-        per_call = []
-        for i, run in enumerate(self.runs):
-            est = max(stats.median(run.warmup_times), 1e-9)
-            k = _calls_for(est, target)
-            for _ in range(3):  # verify: warm-up calls include one sync each, so est is high
-                t, _, _ = self._timed(i, k, "calibrate")
-                est = max(t / k, 1e-9)
-                if t >= 0.5 * target:
-                    break
-                k = _calls_for(est, target, above=k)
-            # the 1-2-5 steps found the scale; the exact k wastes no budget (up to 2.5x otherwise)
-            k = min(10 ** 7, max(1, math.ceil(target / est - 1e-9)))
+        per_call = [self._per_call_estimate(i, target) for i in range(len(self.runs))]
+        # the 1-2-5 steps found the scale; the exact k wastes no budget (up to 2.5x otherwise)
+        k = min(10 ** 7, max(1, math.ceil(target / max(per_call) - 1e-9)))
+        if first * k * sum(per_call) > self.s.budget_s * (1 + 1e-9):  # (not for a rounding error)
+            k = max(1, int(self.s.budget_s / (first * sum(per_call))))
+        for run in self.runs:
             run.calls_per_sample = k
-            per_call.append(est)
-        pair_time = sum(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
-        if first * pair_time > self.s.budget_s * (1 + 1e-9):  # (not for a rounding error)
-            scale = self.s.budget_s / (first * pair_time)
-            for run in self.runs:
-                run.calls_per_sample = max(1, int(run.calls_per_sample * scale))
-            pair_time = sum(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
+        pair_time = k * sum(per_call)
         n0 = stats.initial_pairs(pair_time, self.s.budget_s, self.s.max_pairs)
         if n0 is None:
             self.single_shot = True
@@ -209,11 +205,24 @@ class Engine:
         if n0 * pair_time > self.s.budget_s * 1.05:
             self.warnings.append(f"the time budget ({self.s.budget_s:g} s) is too small for "
                                  f"{n0} pairs; ran {n0} pairs anyway (about {n0 * pair_time:.1f} s)")
-        shortest = min(r.calls_per_sample * t for r, t in zip(self.runs, per_call))
-        if shortest < 0.001:
+        if k * min(per_call) < 0.001:
             self.warnings.append("samples are shorter than 1 ms: timer and scheduler noise may "
                                  "dominate; raise the time budget")
         return n0
+
+    def _per_call_estimate(self, i: int, target: float) -> float:
+        """Seconds per call of variant i, from the warm-up then samples of growing k (1-2-5
+        steps) until one lasts >= target / 2. A busy machine only ever adds time, so the
+        lowest estimate is kept: one stalled sample does not shrink k for the whole job."""
+        est = max(stats.median(self.runs[i].warmup_times), 1e-9)
+        k = _calls_for(est, target)
+        for _ in range(3):  # verify: warm-up calls include one sync each, so est is high
+            t, _, _ = self._timed(i, k, "calibrate")
+            est = min(est, max(t / k, 1e-9))
+            if t >= 0.5 * target:
+                break
+            k = _calls_for(est, target, above=k)
+        return est
 
     def run_pairs(self, first_target: int) -> int:
         """Interleaved samples in random order; adaptive 10 -> 20 -> 30 pairs within budget."""
