@@ -175,6 +175,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
         return True
     if finding.category not in _PERFORMANCE:
         return False  # correctness traps matter in all other code, run once or not
+    # A def the file calls only in commented-out code (``# agent.test()``): turned off.
+    if ctx.hot.in_disabled_code(line):
+        return True
     if finding.category in _EAGER_ADVICE and ctx.hot.tf1_graph_mode:
         rule = rule_by_code(finding.code)
         if rule is None or not rule.graph_mode_too:

@@ -161,3 +161,52 @@ def test_a_name_rebound_from_itself_reads_the_binding_before_the_statement():
     used_in_second = second.value.args[0]
     assert facts.reaching_assignment(used_in_second) is first  # x = layer_b(x) reads the first x
     assert facts.reaching_assignment(third.value) is second
+
+
+def test_a_global_in_a_def_reads_what_its_module_level_callers_see():
+    """A notebook trains with ``train_step`` while ``model = build()`` holds; a later cell saves
+    and reloads ``model``. A caller from another def runs after the module: it sees the last."""
+    code = textwrap.dedent(
+        """\
+        model = build()
+
+        def train_step(x):
+            return model(x)
+
+        for x in data:
+            train_step(x)
+
+        model = load_model("saved")
+
+        def evaluate(x):
+            return model(x)
+
+        evaluate(1)
+
+        def main():
+            evaluate(2)
+
+        evaluate(3)
+        """
+    )
+    facts = facts_of(code)
+    built, step, _, loaded, evaluate = facts.tree.body[:5]
+    in_step = next(n for n in ast.walk(step) if isinstance(n, ast.Name) and n.id == "model")
+    in_evaluate = next(n for n in ast.walk(evaluate) if isinstance(n, ast.Name) and n.id == "model")
+    assert facts.reaching_assignment(in_step) is built  # the loop above the reload calls it
+    assert facts.reaching_assignment(in_evaluate) is loaded  # callers below the reload (and main)
+
+
+def test_a_global_read_by_callers_on_both_sides_of_a_rebinding_is_the_last():
+    code = "model = a()\n\ndef run():\n    return model\n\nrun()\nmodel = b()\nrun()\n"
+    facts = facts_of(code)
+    first, fn, _, second, _ = facts.tree.body
+    use = fn.body[0].value
+    assert facts.reaching_assignment(use) is second  # the callers disagree: the last, as before
+
+
+def test_a_global_read_in_a_def_another_def_also_calls_is_the_last():
+    code = "model = a()\n\ndef run():\n    return model\n\nrun()\n\ndef main():\n    run()\n\nmodel = b()\nmain()\n"
+    facts = facts_of(code)
+    first, fn, _, _, second, _ = facts.tree.body
+    assert facts.reaching_assignment(fn.body[0].value) is second  # main() runs it after b()

@@ -78,3 +78,11 @@ def root_name(expr: ast.AST) -> str | None:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
+
+
+def enumerated(iterable: ast.expr) -> ast.expr | None:
+    """``x`` of ``enumerate(x)`` (one argument, no start), else None."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+            and len(iterable.args) == 1 and not iterable.keywords:
+        return iterable.args[0]
+    return None

@@ -21,6 +21,7 @@ from tfperf_lsp.analysis.imports import ImportMap
 from tfperf_lsp.analysis.source import SourceText
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)
+Def = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LoopNode = (ast.For, ast.AsyncFor, ast.While)
 ComprehensionNode = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -100,6 +101,8 @@ class ModuleFacts:
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._def_when_called_cache: dict[tuple[ast.AST, str], Def | None] = {}
+        self._assignment_when_called_cache: dict[tuple[ast.AST, str], ast.AST | None] = {}
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
@@ -238,16 +241,24 @@ class ModuleFacts:
     def self_attribute_values(self, attribute: ast.Attribute) -> list[ast.expr]:
         """What the methods of the class around ``attribute`` (``self.x``) assign to ``self.x``
         (an agent's ``self.target_model = QNetwork(...)``); empty outside a class."""
+        return [value for value, index in self.self_attribute_assignments(attribute) if index is None]
+
+    def self_attribute_assignments(self, attribute: ast.Attribute) -> list[tuple[ast.expr, int | None]]:
+        """Each value the methods of the class around ``attribute`` (``self.x``) assign to
+        ``self.x``, with the position of ``self.x`` in a tuple target (``self.actor, self.critic =
+        build()``: the call, 0) or None for a plain target; empty outside a class."""
         cls = self.enclosing_class(attribute)
-        values: list[ast.expr] = []
+        found: list[tuple[ast.expr, int | None]] = []
         for method in (s for s in cls.body if isinstance(s, FunctionNode)) if cls is not None else ():
             for node in walk_same_scope(method):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    if any(isinstance(t, ast.Attribute) and t.attr == attribute.attr and isinstance(t.value, ast.Name)
-                           and t.value.id == "self" for t in targets):
-                        values.append(node.value)
-        return values
+                if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None):
+                    continue
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if _is_self_attribute(target, attribute.attr):
+                        found.append((node.value, None))
+                    elif isinstance(target, ast.Tuple):
+                        found += [(node.value, i) for i, item in enumerate(target.elts) if _is_self_attribute(item, attribute.attr)]
+        return found
 
     def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
         """Loops (innermost first) whose every iteration runs ``node``, within its own scope.
@@ -355,17 +366,76 @@ class ModuleFacts:
     def _module_def_at(self, name: str, at: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The module-level def of ``name`` that a use at ``at`` calls. Module-level code runs
         in order, so it calls the last def above it (a notebook defines a function again in a
-        later cell); code in a def runs after the module has run: the last def."""
-        last = self._defs_in(self.tree).get(name)
-        if last is None or self.enclosing_function(at) is not None or isinstance(at, FunctionNode):
+        later cell); code in a def sees the def above the lines that call it, else the last."""
+        defs = self._module_defs_named(name)
+        if not defs:
+            return None
+        last = defs[-1]
+        if len(defs) == 1:
             return last
+        if self.enclosing_function(at) is not None or isinstance(at, FunctionNode):
+            return self._def_when_called(defs, at) or last
+        return self._def_above(defs, position(at)[0]) or last
+
+    @staticmethod
+    def _def_above(defs: list[Def], line: int) -> Def | None:
+        above = [d for d in defs if d.lineno < line]
+        return above[-1] if above else None
+
+    def _def_when_called(self, defs: list[Def], at: ast.AST) -> Def | None:
+        """Which of ``defs`` (a name's module-level defs) code in a module-level def sees when it
+        runs: the one above the module-level lines that call that def, when they all see the same
+        one (a notebook's ``make_dataset()`` reads the ``preprocess`` of its own cells, not one
+        defined again for another section later). None when its callers see different ones or
+        there are none."""
+        outer = self._outermost_module_def(at)
+        if outer is None:
+            return None
+        key = (outer, defs[0].name)
+        if key not in self._def_when_called_cache:
+            seen = {self._def_above(defs, line) for line in self._module_level_call_lines(outer)}
+            self._def_when_called_cache[key] = seen.pop() if len(seen) == 1 else None
+        return self._def_when_called_cache[key]
+
+    def _assignment_when_called(self, name: str, candidates: Sequence[ast.AST], at: ast.AST) -> ast.AST | None:
+        """Which module-level assignment of ``name`` code in a module-level def reads when it
+        runs: the last one above the module-level lines that call that def, when they all see
+        the same one. None when its callers see different ones, none, or there are no callers.
+        A call from another def counts as seeing the last one (it runs after the module has)."""
+        outer = self._outermost_module_def(at)
+        if outer is None:
+            return None
+        key = (outer, name)
+        if key not in self._assignment_when_called_cache:
+            seen = set()
+            for line in self._module_level_call_lines(outer):
+                above = [c for c in candidates if position(c)[0] < line]
+                seen.add(max(above, key=position) if above else None)
+            if any(isinstance(call.func, ast.Name) and call.func.id == outer.name
+                   and self.enclosing_function(call) not in (None, outer) for call in self.calls):
+                seen.add(max(candidates, key=position))
+            self._assignment_when_called_cache[key] = seen.pop() if len(seen) == 1 else None
+        return self._assignment_when_called_cache[key]
+
+    def _outermost_module_def(self, at: ast.AST) -> Def | None:
+        """The module-level def that ``at`` is in (or is), through nested defs."""
+        outer = at if isinstance(at, FunctionNode) else self.enclosing_function(at)
+        while outer is not None and (enclosing := self.enclosing_function(outer)) is not None:
+            outer = enclosing
+        return outer if outer is not None and self.parent(outer) is self.tree else None
+
+    def _module_level_call_lines(self, fn: Def) -> list[int]:
+        """Lines of the module-level code (outside any def) that calls ``fn`` by its name."""
+        defs = self._module_defs_named(fn.name)
+        return [call.lineno for call in self.calls
+                if isinstance(call.func, ast.Name) and call.func.id == fn.name
+                and self.enclosing_function(call) is None and self._def_above(defs, call.lineno) is fn]
+
+    def _module_defs_named(self, name: str) -> list[Def]:
         defs = self._module_defs.get(name)
         if defs is None:
             defs = self._module_defs[name] = [s for s in self.tree.body if isinstance(s, FunctionNode) and s.name == name]
-        if len(defs) == 1:
-            return last
-        above = [d for d in defs if d.lineno < position(at)[0]]
-        return above[-1] if above else last
+        return defs
 
     def _defs_in(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         """Defs directly in a scope's body, by name (the last one wins, as at run time)."""
@@ -408,8 +478,11 @@ class ModuleFacts:
         """The assignment a use of ``name`` at ``at`` most likely reads.
 
         At module level: the last assignment before the use. Inside a function, for a name of an
-        enclosing def: that def's last assignment; for a global: the module's last assignment,
-        since functions usually run after the module has run.
+        enclosing def: that def's last assignment; for a global: the one above the module-level
+        lines that call the def around the use, when they all see the same one (a notebook's
+        training loop runs ``train_step`` while ``model = build()`` holds, before a later cell
+        saves and reloads ``model``); else the module's last assignment, since functions usually
+        run after the module has run.
         """
         scope = self.enclosing_function(at)
         local = self.assignments_in(scope).get(name, []) if scope is not None else []
@@ -429,16 +502,29 @@ class ModuleFacts:
         candidates = local or self.module_assignments.get(name, [])
         runs_later = scope is not None or isinstance(at, (*FunctionNode, ast.ClassDef))
         if runs_later and not local:
+            if len(candidates) > 1:
+                seen = self._assignment_when_called(name, candidates, at)
+                if seen is not None:
+                    return seen
             return max(candidates, key=position) if candidates else None
         # ``x = layer(x)``: the use on the right reads the binding before this statement
         before = [c for c in candidates if position(c) < position(at) and not _holds(c, at)]
         return max(before, key=position) if before else None
 
-    def built_from_class(self, name: str, at: ast.AST, cls: ast.ClassDef) -> bool:
-        """``name``, used at ``at``, holds an object made by calling the file's class ``cls``
-        (``agent = DQNAgent(...)`` before ``agent.act(state)``)."""
-        built = getattr(self.reaching_assignment_at(name, at), "value", None)
-        return isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == cls.name
+    def built_from_class(self, holder: ast.expr, cls: ast.ClassDef) -> bool:
+        """``holder`` holds an object made by calling the file's class ``cls``: a name (``agent =
+        DQNAgent(...)`` before ``agent.act(state)``), or ``self.x`` that every assignment in the
+        methods of the class around it makes so (``self.model = ActionStateModel(...)`` before
+        ``self.model.get_action(state)``)."""
+        built: Sequence[ast.AST | None]
+        if isinstance(holder, ast.Name):
+            built = [getattr(self.reaching_assignment_at(holder.id, holder), "value", None)]
+        elif isinstance(holder, ast.Attribute) and _is_self_attribute(holder, holder.attr):
+            built = self.self_attribute_values(holder)
+        else:
+            return False
+        return bool(built) and all(isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == cls.name
+                                   for b in built)
 
     def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
         """``a`` and ``b`` lie in the two branches of one ``if``/``else``: one never runs after
@@ -578,6 +664,11 @@ class ModuleFacts:
         return result
 
 
+def _is_self_attribute(target: ast.AST, name: str) -> bool:
+    return isinstance(target, ast.Attribute) and target.attr == name and isinstance(target.value, ast.Name) \
+        and target.value.id == "self"
+
+
 def _branch(if_node: ast.If, child: ast.AST) -> str:
     return "body" if child in if_node.body else "orelse" if child in if_node.orelse else "test"
 
@@ -595,6 +686,20 @@ def argument_for(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
         return None
     index = positional.index(param)
     return call.args[index] if index < len(call.args) else None
+
+
+def argument_or_default(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | None:
+    """``argument_for``, or the parameter's default when the call visibly leaves it out (no
+    ``*args`` or ``**kwargs`` at the call): ``predict_probas(model, X)`` runs with ``n=10``."""
+    given = argument_for(call, fn, param)
+    if given is not None or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(kw.arg is None for kw in call.keywords):
+        return given
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return defaults.get(param)
 
 
 def siblings(facts: ModuleFacts, stmt: ast.AST) -> tuple[list[ast.stmt], int] | None:

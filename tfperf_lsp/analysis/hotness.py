@@ -28,8 +28,8 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-from tfperf_lsp.analysis.astutil import first_line
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_for, walk_same_scope
+from tfperf_lsp.analysis.astutil import enumerated, first_line
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
 from tfperf_lsp.analysis.versions import has_fallback, version_gated
 from tfperf_lsp.notebook import TF1_MAGIC_MASK
@@ -214,6 +214,31 @@ class HotCode:
 
     def in_code_only_shown(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.shown_not_run_lines)
+
+    @cached_property
+    def disabled_lines(self) -> list[tuple[int, int]]:
+        """0-based, inclusive line ranges of defs that the file calls only in commented-out code
+        (``# agent.test()``, ``#predict_to_file(...)``) and nowhere else, by name or attribute:
+        the author turned them off (judged wrong on a never-called ``test()`` of an RL agent and
+        on submission writers whose call was commented out). Only in a file that runs its own
+        defs (a script, a notebook): a library's functions are called from other modules. Not a
+        decorated def (a framework may call it) nor a dunder method."""
+        facts = self.facts
+        commented = {name for line in facts.source.lines if line.lstrip().startswith("#")
+                     for name in _CALLED_NAME.findall(line)}
+        candidates = [fn for fn in facts.functions if fn.name in commented and not fn.decorator_list
+                      and not fn.name.startswith("__")]
+        if not candidates or not self.script_reachable:
+            return []
+        attributes = {node.attr for node in ast.walk(facts.tree) if isinstance(node, ast.Attribute)}
+        text = facts.source.text
+        return [_lines_of(fn) for fn in candidates
+                if fn.name not in attributes
+                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, []))
+                and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)]  # getattr(agent, "test")
+
+    def in_disabled_code(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.disabled_lines)
 
     @cached_property
     def superseded_lines(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -583,7 +608,7 @@ class HotCode:
         return count
 
     def _iterable_count(self, iterable: ast.expr) -> int | None:
-        iterable = _enumerated(iterable) or iterable  # as many items as what it numbers
+        iterable = enumerated(iterable) or iterable  # as many items as what it numbers
         if isinstance(iterable, ast.Name):  # ``for x in train_data`` where ``train_data = ....take(5)``
             assignment = self.facts.reaching_assignment(iterable)
             value = getattr(assignment, "value", None)
@@ -623,11 +648,12 @@ class HotCode:
                 return True
         return False
 
-    def _int_constant(self, expr: ast.expr, depth: int = 1) -> int | None:
+    def _int_constant(self, expr: ast.expr, depth: int = 2) -> int | None:
         """An int literal, or a module-level name bound once to one (``EPOCHS = 5``; in module
         code, bound to one by the last assignment above the use), or a
         parameter of a top-level def that every call of it in this file passes such a number
-        (``forecast(values, model, into_future=INTO_FUTURE)``): the largest."""
+        (``forecast(values, model, into_future=INTO_FUTURE)``), or leaves at a default that is
+        one, or passes on from a parameter of its own that is so (two defs deep): the largest."""
         value: ast.AST | None = expr
         if isinstance(expr, ast.Name):
             passed = self._passed_constant(expr, depth) if depth > 0 else None
@@ -660,7 +686,7 @@ class HotCode:
             return None
         values = []
         for call in calls:
-            value = argument_for(call, fn, name.id)
+            value = argument_or_default(call, fn, name.id)
             count = self._int_constant(value, depth - 1) if value is not None else None
             if count is None:
                 return None
@@ -681,11 +707,20 @@ class HotCode:
         return bool(calls) and all(any(self._asks_user(loop) for loop in facts.enclosing_loops(call)) for call in calls)
 
     def _asks_user(self, loop: ast.AST) -> bool:
+        """The loop calls ``input()``, or a def of this file that does (``self.human_input()``)."""
+        return any(isinstance(n, ast.Call) and (_calls_input(n) or n in self._calls_asking_user)
+                   for n in walk_same_scope(loop)) if self._input_is_builtin else False
+
+    @cached_property
+    def _input_is_builtin(self) -> bool:
         # the builtin, also as ``from builtins import input`` (Python 2 compatible scripts)
-        if self.facts.imports.bindings.get("input", "builtins.input") != "builtins.input":
-            return False
-        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "input"
-                   for n in walk_same_scope(loop))
+        return self.facts.imports.bindings.get("input", "builtins.input") == "builtins.input"
+
+    @cached_property
+    def _calls_asking_user(self) -> set[ast.Call]:
+        """The calls of the defs of this file whose own body calls ``input()``."""
+        return {call for fn, calls in self.facts.calls_by_def.items()
+                if any(isinstance(n, ast.Call) and _calls_input(n) for n in walk_same_scope(fn)) for call in calls}
 
     def repeats(self, node: ast.AST) -> bool:
         """Inside a loop that runs more than a handful of times (not ``for c in range(3)``) and
@@ -819,6 +854,7 @@ def _expects_an_error(expr: ast.expr) -> bool:
 
 
 # Calls that print a function's code rather than run it.
+_CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")  # in a comment line: a call turned off
 _SHOW_SOURCE = ("tensorflow.autograph.to_code", "tensorflow.autograph.to_graph", "inspect.getsource")
 
 
@@ -874,6 +910,10 @@ def _lines_of(node: ast.stmt) -> tuple[int, int]:
     return first_line(node) - 1, (node.end_lineno or node.lineno) - 1
 
 
+def _calls_input(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "input"
+
+
 def stops_at_end_token(loop: ast.AST) -> bool:
     """A decoding loop: it ends (``break`` or ``return``) when the token it picked is the end
     token (``if targ_lang.index_word[predicted_id] == '<end>': return result``,
@@ -895,7 +935,7 @@ def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
     continue`` as the body's first statement: the rest of the body runs at most 12 times (a demo
     that prints a few translations of a whole dataset); the guard itself only compares."""
     target = loop.target
-    if not (_enumerated(loop.iter) is not None and isinstance(target, ast.Tuple) and target.elts
+    if not (enumerated(loop.iter) is not None and isinstance(target, ast.Tuple) and target.elts
             and isinstance(target.elts[0], ast.Name)):
         return None
     index = target.elts[0].id
@@ -915,12 +955,4 @@ def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
             return bound + 1
         if isinstance(test.ops[0], ast.Gt):
             return bound + 2
-    return None
-
-
-def _enumerated(iterable: ast.expr) -> ast.expr | None:
-    """``x`` of ``enumerate(x)`` (one argument, no start), else None."""
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
-            and len(iterable.args) == 1 and not iterable.keywords:
-        return iterable.args[0]
     return None

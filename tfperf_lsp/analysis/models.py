@@ -61,11 +61,16 @@ def creates_model(facts: ModuleFacts, expr: ast.AST | None, _depth: int = 0) -> 
     return False
 
 
-def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int) -> bool:
+def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int, index: int | None = None) -> bool:
+    """``fn`` returns a model (``index``: the item ``index`` of the tuple it returns is one)."""
     assigned = facts.assignments_in(fn)
     for node in walk_same_scope(fn):
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
+            if index is not None:
+                if not (isinstance(value, ast.Tuple) and index < len(value.elts)):
+                    continue
+                value = value.elts[index]
             if creates_model(facts, value, depth):
                 return True
             if isinstance(value, ast.Name):
@@ -73,6 +78,37 @@ def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int) -> bool:
                     if isinstance(source, ast.Assign) and creates_model(facts, source.value, depth):
                         return True
     return False
+
+
+def attribute_holds_model(facts: ModuleFacts, attribute: ast.expr) -> bool:
+    """``self.actor`` holds a Keras model: a method of its class assigns it one built there
+    (``self.actor = Model(...)``), by a local factory (``= build_actor()``), by a method of the
+    class (``= self.build_actor()``), or unpacked from a factory that returns several models
+    (``self.actor, self.critic = build(...)`` with ``return actor, critic``)."""
+    if not (isinstance(attribute, ast.Attribute) and isinstance(attribute.value, ast.Name) and attribute.value.id == "self"):
+        return False
+    for value, index in facts.self_attribute_assignments(attribute):
+        if index is None and creates_model(facts, value):
+            return True
+        factory = _factory_called(facts, value)
+        if factory is not None and _returns_model(facts, factory, 1, index):
+            return True
+    return False
+
+
+def _factory_called(facts: ModuleFacts, value: ast.expr) -> ast.AST | None:
+    """The def of this file that the call ``value`` runs: ``build(...)`` a module-level def,
+    ``self.build(...)`` a method of the class around the call."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Name):
+        factory = facts.module_defs.get(func.id)
+        return factory if isinstance(factory, FunctionNode) else None
+    cls = facts.enclosing_class(value)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and cls is not None:
+        return next((s for s in cls.body if isinstance(s, FunctionNode) and s.name == func.attr), None)
+    return None
 
 
 def is_model_name(facts: ModuleFacts, name: ast.Name) -> bool:
@@ -92,6 +128,13 @@ TRAINING_CALLS = OPTIMIZER_STEPS | {"train_on_batch", "fit"}
 # ``from_preset`` loaders of Hugging Face transformers and KerasHub.
 _PRETRAINED_MODULES = ("keras.applications.", "tensorflow.python.keras.applications.", "tensorflow_hub.", "keras_hub.", "keras_nlp.", "keras_cv.")
 _PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_preset"})
+
+
+def loads_pretrained_transformers(facts: ModuleFacts) -> bool:
+    """The file loads a network with ``from_pretrained`` / ``from_preset`` (Hugging Face
+    transformers, KerasHub): mostly transformers, whose layer norms, GELUs and softmaxes XLA fuses,
+    unlike the convolutions of ``keras.applications`` and most TF Hub image models."""
+    return any(isinstance(call.func, ast.Attribute) and call.func.attr in _PRETRAINED_LOADERS for call in facts.calls)
 
 
 def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:

@@ -229,7 +229,7 @@ def _drives_method(facts: ModuleFacts, fn: TFFunction, call: ast.Call) -> bool:
         return False
     if func.value.id == "self":
         return facts.enclosing_class(call) is cls and func.attr == fn.node.name
-    return facts.built_from_class(func.value.id, call, cls)
+    return facts.built_from_class(func.value, cls)
 
 
 def _is_live(facts: ModuleFacts, stmt: ast.stmt) -> bool:

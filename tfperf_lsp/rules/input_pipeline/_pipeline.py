@@ -461,6 +461,19 @@ def _built_on(dataset: Step, step: Step) -> bool:
     return any(s is step for s in dataset.upstream())
 
 
+def maps_whole_batches(step: Step) -> bool:
+    """The map works on batches (``ds.batch(512).map(preprocess)``, no ``unbatch`` between): each
+    call does a batch's work with vectorised ops, so its overhead is paid once per batch."""
+    for before in step.upstream():
+        if before is step:
+            continue
+        if before.method in BATCH_METHODS:
+            return True
+        if before.method in ("unbatch", "flat_map", "interleave"):
+            return False
+    return False
+
+
 def takes_few(used: Step, step: Step) -> bool:
     """Between ``step`` and the dataset used, a ``take(n)`` with n <= PREVIEW and no ``repeat``
     after it."""

@@ -17,7 +17,7 @@ from tfperf_lsp.rules.common import tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, function_argument, function_label
 from tfperf_lsp.rules.input_pipeline._astutil import option_set_false
-from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, autotune, pipelines
+from tfperf_lsp.rules.input_pipeline._pipeline import Pipelines, Step, autotune, maps_whole_batches, pipelines
 
 # A path on remote storage, quoted in the file: the setting in which a parallel interleave pays
 # (tf.data performance guide, "Parallelizing data extraction").
@@ -71,7 +71,10 @@ class MapWithoutParallelCalls(Rule):
     maintainers measured none, tensorpack/tensorpack#1539). For a function that
     ignores the element it gets and only draws random numbers (a GAN's noise source,
     `from_tensors(0).repeat().map(lambda _: tf.random.normal([batch, dim]))`): each element is a
-    random op or two, too little to hand to parallel workers. For a function that returns datasets
+    random op or two, too little to hand to parallel workers. For a map after a `batch` whose
+    function is plain ops (no decode, parse, read or resize), random or not: it runs once per batch
+    on whole batches, vectorised, so parallel calls have little to overlap (a diffusion model's
+    noising of 32 images a batch). For a function that returns datasets
     (`lambda i: ds.shard(n, i)`): it builds the pipeline's structure. For a function whose only
     state is a `tf.py_function`: its Python code (string work on `.numpy()` values, most often)
     holds the GIL, so parallel calls gain little (a tokenizer, 4,000 elements: 1.21 s serial,
@@ -112,9 +115,9 @@ class MapWithoutParallelCalls(Rule):
             options.experimental_optimization.map_parallelization = False  # e.g. for debugging
             images = np.arange(8 * 4 * 4 * 3, dtype=np.uint8).reshape(8, 4, 4, 3)
             labels = np.arange(8)
-            ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(4).with_options(options)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).with_options(options)
             ds = ds.map(normalize)  # scale to [-1, 1]
-            batches = np.stack([x.numpy() for x, _ in ds.prefetch(tf.data.AUTOTUNE)])
+            batches = np.stack([x.numpy() for x, _ in ds.batch(4).prefetch(tf.data.AUTOTUNE)])
             """,
             note="the options turn tf.data's own parallelisation of stateless maps off",
         ),
@@ -181,6 +184,8 @@ class MapWithoutParallelCalls(Rule):
             fn = model.map_function(step)
             if fn.identity or _cheap(ctx.facts, step.call, fn) or _builds_datasets(ctx.facts, fn.node):
                 continue  # nothing worth parallelising
+            if not fn.expensive and maps_whole_batches(step):
+                continue  # plain ops on whole batches: one vectorised call per batch, little to overlap
             if _draws_noise(fn):
                 continue  # a noise source (``from_tensors(0).repeat().map(lambda _: tf.random.normal(...))``)
             if model.only_previewed(step) or model.never_read(step):

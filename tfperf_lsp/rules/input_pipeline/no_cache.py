@@ -12,7 +12,7 @@ from tfperf_lsp.rules.common import holds_pretrained_model
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.rules.input_pipeline._pipeline import BATCH_METHODS, Consumer, Pipelines, Step, pipelines, takes_few
+from tfperf_lsp.rules.input_pipeline._pipeline import Consumer, Pipelines, Step, maps_whole_batches, pipelines, takes_few
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
           "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
@@ -52,7 +52,8 @@ class NoCache(Rule):
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
     When a commented-out `.cache()` sits at the map or just after it (`# ds = ds.cache()`):
-    the author tried it and turned it off. When the map comes after a `batch` and its cost is
+    the author tried it and turned it off. When a `.cache()` or `.snapshot()` comes before the
+    map: the author chose where to cache. When the map comes after a `batch` and its cost is
     only plain ops (no decode, parse or resize): it runs once per batch, on whole batches,
     already cheap.
 
@@ -121,8 +122,10 @@ class NoCache(Rule):
             fn = model.map_function(step)
             if not fn.pure or not fn.is_expensive:
                 continue
-            if not fn.expensive and _after_a_batch(step):
+            if not fn.expensive and maps_whole_batches(step):
                 continue  # plain ops on whole batches: one call per batch, already vectorised and cheap
+            if _cached_before(step):
+                continue  # the author caches the records and maps them each epoch: a choice made
             if _cache_commented_out(ctx, step):
                 continue  # ``# ds = ds.cache()`` right there: the author tried it and turned it off
             consumer = _repeated_consumer(ctx, model, step)
@@ -212,17 +215,11 @@ def _cache_commented_out(ctx: RuleContext, step: Step) -> bool:
     return any(_COMMENTED_CACHE.match(lines[i]) for i in range(first, min(last + 1, len(lines))))
 
 
-def _after_a_batch(step: Step) -> bool:
-    """The map works on batches (``ds.batch(512).map(preprocess)``, no ``unbatch`` between): each
-    call does a batch's work with vectorised ops, so its overhead is paid once per batch."""
-    for before in step.upstream():
-        if before is step:
-            continue
-        if before.method in BATCH_METHODS:
-            return True
-        if before.method in ("unbatch", "flat_map", "interleave"):
-            return False
-    return False
+def _cached_before(step: Step) -> bool:
+    """A ``.cache()`` or ``.snapshot()`` comes before the map (``records.cache().shuffle(n)
+    .map(parse)``): the author decided where to cache, and what is left each epoch is the map
+    over records already in memory (judged wrong on a book's MNIST TFRecord pipeline)."""
+    return any(s.method in ("cache", "snapshot") for s in step.upstream() if s is not step)
 
 
 def _overlapped_with_a_big_step(ctx: RuleContext, model: Pipelines, step: Step) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from tfperf_lsp.analysis.astutil import int_literal, keyword
 from tfperf_lsp.analysis.environment import installed_version, major_minor, tf_keras_major, TENSORFLOW_DISTRIBUTIONS
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, walk_same_scope
-from tfperf_lsp.analysis.models import creates_model, is_model_name
+from tfperf_lsp.analysis.models import attribute_holds_model, creates_model, is_model_name
 from tfperf_lsp.config import Settings
 
 # Keywords only Keras' predict/fit/train_on_batch take (scikit-learn, XGBoost, LightGBM take none).
@@ -106,7 +106,7 @@ def receiver_kind(facts: ModuleFacts, call: ast.Call) -> str | None:
     if not isinstance(call.func, ast.Attribute):
         return None
     receiver = call.func.value
-    if isinstance(receiver, ast.Name) and is_model_name(facts, receiver):
+    if isinstance(receiver, ast.Name) and is_model_name(facts, receiver) or attribute_holds_model(facts, receiver):
         return "model"
     if instance_of_a_plain_class(facts, receiver):
         return None  # ``vmodel = ValueModel(...)``: its own predict (a TF1 session.run), not Keras

@@ -6,7 +6,7 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
-from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
+from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
 from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, one_call_per_model
@@ -40,19 +40,22 @@ class PredictInLoop(Rule):
     docs = """
     ## What it does
     Finds `model.predict(x)` inside a Python loop or comprehension (in eager code) where `model`
-    is a Keras model: built in this file (`Sequential`, `Model`, a subclass, a local factory),
-    or called with a Keras-only keyword (`verbose=`, `batch_size=`, ...), or, at information
-    level, a model-like name in a file that uses Keras and no other ML library. Also
-    `model.predict(x)` in a def with no loop of its own (an agent's `act(state)`, a DQN's
-    `replay()`) that a loop of the file calls on every iteration, by name, as `self.act(...)`
-    or as `agent.act(...)` on an object of the def's class: each step pays the same setup.
-    That second form stays silent in a file that does not import TensorFlow (standalone Keras
-    2.2 on TensorFlow 1, or Keras 3 on another backend: the direct call's `.numpy()` may not
-    exist), where the loop is short, timed, once per epoch, or in a def
-    the file never calls itself (a widget's callback); where `predict` sits under an `if` on the
-    episode's end (`if done:`) or a step count (`if step % 100 == 0`); where the def also fits
-    for whole epochs or reads a clock; for `predict(..., batch_size=...)`; and for the models
-    the loop form leaves alone (pretrained, recurrent, with their own `predict`).
+    is a Keras model: built in this file (`Sequential`, `Model`, a subclass, a local factory;
+    also held in `self.actor`, assigned one by a method of its class, by a factory method
+    `self.build_actor()`, or unpacked from a factory that returns several models: `self.actor,
+    self.critic = build(...)`), or called with a Keras-only keyword (`verbose=`, `batch_size=`,
+    ...), or, at information level, a model-like name in a file that uses Keras and no other ML
+    library. Also `model.predict(x)` in a def with no loop of its own (an agent's `act(state)`, a
+    DQN's `replay()`) that a loop of the file calls on every iteration, by name, as
+    `self.act(...)`, or as `agent.act(...)` / `self.actor.act(...)` on an object of the def's
+    class, directly or through up to two such defs (`get_action` calls `self.predict(state)`,
+    which calls `self.model.predict`): each step pays the same setup. That second form stays
+    silent where the loop is short, timed, once per epoch, or in a def the file never calls
+    itself (a widget's callback); where `predict`, or a call on the way to it, sits under an `if`
+    on the episode's end (`if done: self.replay()`) or a step count (`if step % 100 == 0`); where
+    a def on the way also fits for whole epochs or reads a clock; for `predict(...,
+    batch_size=...)`; and for the models the loop form leaves alone (pretrained, recurrent, with
+    their own `predict`).
 
     ## Why is this slow
     Every `predict` call builds a data adapter and an iterator, runs a (cached) `tf.function`
@@ -63,7 +66,9 @@ class PredictInLoop(Rule):
 
     ## When it stays silent
     In TensorFlow 1 graph code (a `Session`, `disable_eager_execution`): a direct call of the model
-    returns a symbolic tensor there. In a file that runs Keras 3 on another backend
+    returns a symbolic tensor there. In a file that does not import TensorFlow (standalone Keras
+    2.2 or 2.3 on TensorFlow 1 graphs, where `predict` is a cheap session run and the direct
+    call's `.numpy()` does not exist; or Keras 3 on a backend the file does not name). In a file that runs Keras 3 on another backend
     (`os.environ["KERAS_BACKEND"] = "jax"`): Keras compiles `predict` with that backend, and a
     direct call runs op by op (measured on JAX: 2.9 ms a `predict` against 117 ms a direct call of a
     GRU model). For a single `predict` call outside a loop; inside a `tf.function`; when the model
@@ -176,6 +181,10 @@ class PredictInLoop(Rule):
             return  # Keras on JAX or PyTorch compiles predict itself; a direct call runs op by op
         if ctx.hot.tf1_graph_mode:
             return  # TensorFlow 1 graphs: a direct call returns a symbolic tensor, with no .numpy()
+        if not any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
+            return  # standalone Keras without TensorFlow: Keras 2.2/2.3 on TF 1 graphs (``model(x)`` is
+            # symbolic, ``predict`` a cheap session run), or Keras 3 on a backend the file does not name
+            # (``.numpy()`` may not exist)
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "predict"):
@@ -249,7 +258,7 @@ class PredictInLoop(Rule):
                 )
                 continue
             x_text = ctx.source.segment(x) if x is not None else "x"
-            direct = _direct_call_text(facts, call, name, x_text, blocker)
+            direct = _direct_call_text(facts, call, name, x, x_text, blocker)
             loop = loops[-1]
             # ``for item in items``, the input the item (``predict(item)``) or made from it first
             # (``sample = sample.reshape(1, -1)``)
@@ -283,15 +292,12 @@ class PredictInLoop(Rule):
         """``predict`` in a def with no loop of its own (an agent's ``act(state)``) that a loop
         calls on every iteration: each step pays predict's setup just the same."""
         facts = ctx.facts
-        if not any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
-            return  # standalone Keras without TensorFlow: Keras 2.2 on TF 1 graphs (``model(x)`` is symbolic)
-            # or Keras 3 on a backend the file does not name: ``.numpy()`` may not exist
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "predict") or facts.enclosing_loops(call):
                 continue
             fn = facts.enclosing_function(call)
-            if fn is None or facts.in_tf_function(call) is not None or _periodic_in_def(facts, call, fn):
+            if fn is None or facts.in_tf_function(call) is not None or _periodic_in(facts, call, fn):
                 continue
             if _fits_for_epochs(facts, fn) or reads_a_clock(facts, fn):
                 continue  # the def trains for whole epochs (``fit(..., epochs=100)``, then one predict),
@@ -310,33 +316,49 @@ class PredictInLoop(Rule):
                 continue  # a dataset, or a large input batched on purpose (``batch_size=1000``)
             name = ast.unparse(receiver)
             x_text = ctx.source.segment(x) if x is not None else "x"
-            direct = _direct_call_text(facts, call, name, x_text, _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver))
+            direct = _direct_call_text(facts, call, name, x, x_text,
+                                       _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver))
             line = first_line(facts.enclosing_loops(site)[0])
+            called = getattr(site.func, "attr", None) or getattr(site.func, "id", fn.name)
+            where = f"on every call of `{fn.name}`, which the loop on line {line} calls" if called == fn.name else \
+                f"in `{fn.name}`, which `{called}` calls, and the loop on line {line} calls `{called}`"
             yield self.finding(
                 ctx, call,
-                f"`{name}.predict` runs on every call of `{fn.name}`, which the loop on line {line} calls on "
-                f"every iteration, paying predict's setup each time: call {direct} instead",
+                f"`{name}.predict` runs {where} on every iteration, paying predict's setup each time: call {direct} instead",
                 label="predict every step",
                 severity=Severity.INFORMATION,
                 cites=(line,),
             )
 
 
-def _called_every_step(ctx: RuleContext, fn: ast.AST) -> ast.Call | None:
+def _called_every_step(ctx: RuleContext, fn: ast.AST, depth: int = 0) -> ast.Call | None:
     """A call of ``fn`` (by name, ``self.act(...)``, or ``agent.act(...)`` on an object of its
     class built in this file) made on every iteration of a loop that the file runs and that runs
     many times: not traced, not a callback, not timing each call, not waiting for the user, not
-    once per epoch beside the steps."""
+    once per epoch beside the steps. Or made on every call of a def with no loop of its own that
+    is itself called so (``get_action`` calls ``self.predict(state)``, a loop calls
+    ``get_action``), two such defs deep at most: the call the loop makes is returned."""
     facts = ctx.facts
     for site in _calls_of(facts, fn):
         loops = facts.enclosing_loops(site)
-        if not loops or not ctx.hot.runs_eagerly_in_script(site) or not ctx.hot.repeats(site) or not ctx.hot.per_step(site):
+        if not loops:
+            caller = facts.enclosing_function(site)
+            if depth < 2 and caller is not None and caller is not fn and facts.in_tf_function(site) is None \
+                    and not _periodic_in(facts, site, caller) and not _fits_for_epochs(facts, caller) \
+                    and not reads_a_clock(facts, caller):
+                found = _called_every_step(ctx, caller, depth + 1)
+                if found is not None:
+                    return found
+            continue
+        if not ctx.hot.runs_eagerly_in_script(site) or not ctx.hot.repeats(site) or not ctx.hot.per_step(site):
             continue
         caller = facts.enclosing_function(site)
         if caller is not None and not _calls_of(facts, caller):
             continue  # a def the file never calls itself (a widget's callback runs when the user acts)
         if reads_a_clock(facts, loops[0]):
             continue  # a benchmark that times each call: the repeats are the point
+        if _periodic_in(facts, site, loops[0]):
+            continue  # ``if done: self.replay()``: once per episode, on all of its states
         if ctx.hot.runs_few_times([site], FEW_PREDICTS) or ctx.hot.paced_by_user(site) \
                 or ctx.hot.beside_a_training_loop(loops[0], site, through_steps=False) or ctx.hot.runs_beside_training(site):
             continue
@@ -356,15 +378,15 @@ def _large_batch_size(facts: ModuleFacts, call: ast.Call) -> bool:
 
 def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
     """The calls of a def in this file: by name or ``self.method(...)``, and for a method,
-    ``agent.act(...)`` on an object of its class built in this file (``agent = DQNAgent(...)``)."""
+    ``agent.act(...)`` or ``self.model.act(...)`` on an object of its class built in this file
+    (``agent = DQNAgent(...)``, ``self.model = ActionStateModel(...)``)."""
     sites = list(facts.calls_by_def.get(fn, []))
     cls = facts.enclosing_class(fn)
     name = getattr(fn, "name", "")
     if cls is not None and facts.enclosing_function(fn) is None:
         for call in facts.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name) \
-                    and facts.built_from_class(func.value.id, func.value, cls):
+            if isinstance(func, ast.Attribute) and func.attr == name and facts.built_from_class(func.value, cls):
                 sites.append(call)
     return sites
 
@@ -382,13 +404,13 @@ def _fits_for_epochs(facts: ModuleFacts, fn: ast.AST) -> bool:
     return False
 
 
-def _periodic_in_def(facts: ModuleFacts, call: ast.Call, fn: ast.AST) -> bool:
-    """``call`` sits under an ``if`` of ``fn`` that tests a remainder (``if self.step % 100 == 0``)
-    or the end of an episode (``if terminated or truncated:``, ``if done:``): it runs on some
-    calls only."""
+def _periodic_in(facts: ModuleFacts, call: ast.Call, within: ast.AST) -> bool:
+    """``call`` sits under an ``if`` of ``within`` (a def, or a loop) that tests a remainder (``if
+    self.step % 100 == 0``) or the end of an episode (``if terminated or truncated:``, ``if done:``):
+    it runs on some of the def's calls, or of the loop's iterations, only."""
     child: ast.AST = call
     for ancestor in facts.ancestors(call):
-        if ancestor is fn:
+        if ancestor is within:
             return False
         if isinstance(ancestor, ast.If) and child not in ancestor.orelse:
             test = ancestor.test
@@ -405,12 +427,38 @@ def _periodic_in_def(facts: ModuleFacts, call: ast.Call, fn: ast.AST) -> bool:
 _EPISODE_END = re.compile(r"(?:^|[._])(done|dones|terminated|truncated|terminal|is_terminal|episode_end)$")
 
 
-def _direct_call_text(facts: ModuleFacts, call: ast.Call, name: str, x_text: str, blocker: str | None) -> str:
+def _direct_call_text(facts: ModuleFacts, call: ast.Call, name: str, x: ast.AST | None, x_text: str,
+                      blocker: str | None) -> str:
     """The direct call a message suggests instead of ``predict``: ``.numpy()`` of its result, or of
-    each tensor of the list a model with several outputs returns."""
+    each tensor of the list a model with several outputs returns. A list written in the call
+    (``predict([text])``) goes through ``tf.constant``: Keras 2's ``predict`` makes a batch of a
+    list of strings or numbers, a direct call does not (``model([text])`` raises a TypeError)."""
+    condition = ""
+    literal = _scalars_list(x)
+    if literal is not None:
+        if not literal:
+            condition = f" (when `{x_text}` holds strings or numbers: a direct call takes a tensor of them, not the list)"
+        x_text = f"{_tf_alias(facts)}.constant({x_text})"
     if blocker == "several outputs" or _unpacked(facts, call):
-        return f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each)"
-    return f"`{name}({x_text}, training=False).numpy()`"
+        return f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each){condition}"
+    return f"`{name}({x_text}, training=False).numpy()`{condition}"
+
+
+def _scalars_list(x: ast.AST | None) -> bool | None:
+    """For a list or tuple written in the call that may hold strings or numbers: True when every
+    item visibly is one (``["a", "b"]``), False when it has one item of unknown type (``[text]``).
+    None otherwise: not a list, or several items that may be one array per model input."""
+    if not isinstance(x, (ast.List, ast.Tuple)) or not x.elts or any(isinstance(e, ast.Starred) for e in x.elts):
+        return None
+    if all(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes, int, float))
+           for e in x.elts):
+        return True
+    return False if len(x.elts) == 1 else None
+
+
+def _tf_alias(facts: ModuleFacts) -> str:
+    """The name the file imports TensorFlow as (``tf`` if it does not bind the module itself)."""
+    return next((local for local, qualname in facts.imports.bindings.items() if qualname == "tensorflow"), "tf")
 
 
 def _unpacked(facts: ModuleFacts, call: ast.Call) -> bool:
@@ -649,19 +697,24 @@ _DATASET_LOADERS = ("dataset_from_directory", "dataset_from_array")
 def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
     """``for x_true, y_true in data: model.predict(x_true)``: a loader that yields (inputs, labels)
     pairs, as evaluation loops over batch generators do; each ``predict`` gets a batch (padded to
-    its own length, so they cannot be joined). Not ``enumerate``/``zip``, which pair single items,
-    nor a ``tf.data`` dataset: ``predict`` takes the whole of it in one call."""
-    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Tuple)
-            and len(loop.target.elts) >= 2 and isinstance(x, ast.Name)):
+    its own length, so they cannot be joined). Also numbered: ``for i, (x, y) in enumerate(data)``.
+    Not ``enumerate``/``zip`` pairing single items (``for i, x in enumerate(xs)``), nor a
+    ``tf.data`` dataset: ``predict`` takes the whole of it in one call."""
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(x, ast.Name)):
         return False
-    iterable = loop.iter
+    target, iterable = loop.target, loop.iter
+    numbered = enumerated(iterable)
+    if numbered is not None and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target, iterable = target.elts[1], numbered
+    if not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
+        return False
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip"):
         return False
     if isinstance(iterable, ast.Name):
         iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
     if isinstance(iterable, ast.Call) and (_a_dataset(facts, iterable) or "dataset" in ast.unparse(iterable.func).lower()):
         return False  # ``for item, label in data.gen_dataset(...)``: one predict over the dataset
-    first = loop.target.elts[0]
+    first = target.elts[0]
     return isinstance(first, ast.Name) and first.id == x.id
 
 
@@ -707,9 +760,24 @@ def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
     if built is not None:
         construction, scope = built
         if scope is not None or _listed_layers(construction):
-            nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
-            return any(isinstance(n, ast.Call) and keras_layer(facts, n) in RECURRENT_LAYERS for n in nodes)
+            return _has_recurrent_layer(facts, construction, scope)
     return bool(keras_layers_in_file(facts) & RECURRENT_LAYERS)
+
+
+def _has_recurrent_layer(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None, depth: int = 0) -> bool:
+    """A recurrent layer among the layers of ``construction`` (and its factory's body), or of a
+    model of the file it lists (``Sequential([text_vec_layer, model])`` with ``model =
+    Sequential([..., GRU(128), ...])``), two levels deep."""
+    nodes = list(ast.walk(construction)) + (list(walk_same_scope(scope)) if scope is not None else [])
+    if any(isinstance(n, ast.Call) and keras_layer(facts, n) in RECURRENT_LAYERS for n in nodes):
+        return True
+    if depth >= 2:
+        return False
+    for name in (n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)):
+        inner = model_construction(facts, name, name)
+        if inner is not None and inner[0] is not construction and _has_recurrent_layer(facts, *inner, depth + 1):
+            return True
+    return False
 
 
 def _listed_layers(construction: ast.Call) -> bool:

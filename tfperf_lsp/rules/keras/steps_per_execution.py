@@ -17,7 +17,7 @@ from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import keras_layer
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import model_construction, small_model, target_keras, tf_before
+from tfperf_lsp.rules.keras._keras import model_construction, other_keras_backend, small_model, target_keras, tf_before
 from tfperf_lsp.rules.precision._policy import device_facts
 
 STEPS = 32
@@ -49,7 +49,9 @@ class StepsPerExecution(Rule):
     `steps_per_execution=32`; on keras_pitfalls.py's 64 steps the difference was lost in noise.
 
     ## When it stays silent
-    When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
+    In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`): the
+    JAX trainer runs the grouped steps as a Python loop, one jitted step each, so every step still
+    returns to Python. When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
     visibly in this file (a parameter), is large, or contains layers tfperf does not size; when
     it has a 2D or 3D convolution, unless the device is a GPU (`--device`, `[tool.tfperf.device]`
     or a `# tfperf: device=gpu` comment): on a CPU the convolutions over images set the step
@@ -124,6 +126,8 @@ class StepsPerExecution(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
+        if other_keras_backend(facts):
+            return  # Keras 3 on JAX runs ``steps_per_execution`` steps as a Python loop of jitted steps
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):

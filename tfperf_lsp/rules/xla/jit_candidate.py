@@ -6,7 +6,7 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
-from tfperf_lsp.analysis.models import keras_classes
+from tfperf_lsp.analysis.models import keras_classes, loads_pretrained_transformers
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (batches_vary_in_length, calls_pretrained, eager_loop_calls, function_label, keras_layers_in_file,
@@ -73,7 +73,9 @@ class JitCandidate(Rule):
     a pretrained network (`hub.KerasLayer`, `keras.applications`), itself, through a helper of
     the file, through a class whose `__init__` builds one (a style-transfer extractor wrapping
     VGG19), or through a builder imported from another file of the project (`from
-    modules.models import RetinaFaceModel`, on a ResNet50): its convolutions set the pace. A function that loops over a dataset inside
+    modules.models import RetinaFaceModel`, on a ResNet50): its convolutions set the pace (not
+    in a file that loads its network with `from_pretrained` or `from_preset`: Hugging Face and
+    KerasHub models are mostly transformers, whose layer norms, GELUs and softmaxes XLA fuses). A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
     compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
     IteratorGetNext does not compile either, measured) and a train step in a
@@ -169,7 +171,7 @@ class JitCandidate(Rule):
             is_train_step = profile.tape and profile.gradient and (profile.updates or not profile.watches)
             if is_train_step and _builds_cudnn_recurrent_layers(facts):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
-            if is_train_step and calls_pretrained(ctx, fn.node):
+            if is_train_step and calls_pretrained(ctx, fn.node) and not loads_pretrained_transformers(facts):
                 continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
