@@ -100,7 +100,6 @@ class ModuleFacts:
         self._tf_function_by_def: dict[ast.AST, TFFunction] = {}
         self._assignments: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self._defs_by_scope: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-        self._module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._def_when_called_cache: dict[tuple[ast.AST, str], Def | None] = {}
         self._assignment_when_called_cache: dict[tuple[ast.AST, str], ast.AST | None] = {}
         self._passing: set[tuple[ast.AST, str]] = set()
@@ -411,8 +410,7 @@ class ModuleFacts:
             for line in self._module_level_call_lines(outer):
                 above = [c for c in candidates if position(c)[0] < line]
                 seen.add(max(above, key=position) if above else None)
-            if any(isinstance(call.func, ast.Name) and call.func.id == outer.name
-                   and self.enclosing_function(call) not in (None, outer) for call in self.calls):
+            if any(self.enclosing_function(call) not in (None, outer) for call in self._calls_by_name.get(outer.name, ())):
                 seen.add(max(candidates, key=position))
             self._assignment_when_called_cache[key] = seen.pop() if len(seen) == 1 else None
         return self._assignment_when_called_cache[key]
@@ -427,15 +425,29 @@ class ModuleFacts:
     def _module_level_call_lines(self, fn: Def) -> list[int]:
         """Lines of the module-level code (outside any def) that calls ``fn`` by its name."""
         defs = self._module_defs_named(fn.name)
-        return [call.lineno for call in self.calls
-                if isinstance(call.func, ast.Name) and call.func.id == fn.name
-                and self.enclosing_function(call) is None and self._def_above(defs, call.lineno) is fn]
+        return [call.lineno for call in self._calls_by_name.get(fn.name, ())
+                if self.enclosing_function(call) is None and self._def_above(defs, call.lineno) is fn]
 
     def _module_defs_named(self, name: str) -> list[Def]:
-        defs = self._module_defs.get(name)
-        if defs is None:
-            defs = self._module_defs[name] = [s for s in self.tree.body if isinstance(s, FunctionNode) and s.name == name]
+        return self._module_defs_by_name.get(name, [])
+
+    @cached_property
+    def _module_defs_by_name(self) -> dict[str, list[Def]]:
+        """The module-level defs of each name, in source order (one pass, not one per name)."""
+        defs: dict[str, list[Def]] = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, FunctionNode):
+                defs.setdefault(stmt.name, []).append(stmt)
         return defs
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[ast.Call]]:
+        """Calls of a plain name (``train()``), by that name, in source order."""
+        calls: dict[str, list[ast.Call]] = {}
+        for call in self.calls:
+            if isinstance(call.func, ast.Name):
+                calls.setdefault(call.func.id, []).append(call)
+        return calls
 
     def _defs_in(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         """Defs directly in a scope's body, by name (the last one wins, as at run time)."""

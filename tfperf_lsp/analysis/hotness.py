@@ -226,16 +226,17 @@ class HotCode:
         facts = self.facts
         commented = {name for line in facts.source.lines if line.lstrip().startswith("#")
                      for name in _CALLED_NAME.findall(line)}
+        text = facts.source.text
+        # The cheap checks first: most candidates are called by name somewhere, and the walk for
+        # attributes and the reachability of the script cost a full pass each.
         candidates = [fn for fn in facts.functions if fn.name in commented and not fn.decorator_list
-                      and not fn.name.startswith("__")]
+                      and not fn.name.startswith("__")
+                      and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, []))
+                      and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)]  # getattr(agent, "test")
         if not candidates or not self.script_reachable:
             return []
         attributes = {node.attr for node in ast.walk(facts.tree) if isinstance(node, ast.Attribute)}
-        text = facts.source.text
-        return [_lines_of(fn) for fn in candidates
-                if fn.name not in attributes
-                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, []))
-                and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)]  # getattr(agent, "test")
+        return [_lines_of(fn) for fn in candidates if fn.name not in attributes]
 
     def in_disabled_code(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.disabled_lines)
