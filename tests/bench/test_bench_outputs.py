@@ -113,3 +113,21 @@ def test_tolerances_are_looser_for_xla_and_mixed_precision_variants():
     assert compare_outputs(ref, half).match is False  # dtype differs
     assert compare_outputs(ref, half, kind="mixed").match is True
     assert compare_outputs(ref, ref * 1.05, kind="xla").match is False  # still a real difference
+
+
+def test_the_reported_relative_error_agrees_with_the_verdict_on_near_zero_elements():
+    # A reordered sum: a near-zero element is off by far more than 1e-5 of itself, but by little
+    # against the output's scale. It matches, and its printed error must not exceed the rtol.
+    ref = np.array([1.0, 1e-4, -0.5], dtype=np.float32)
+    cand = ref + np.array([0.0, 5e-8, 0.0], dtype=np.float32)
+    check = compare_outputs(ref, cand)
+    assert check.match is True and check.max_rel_err <= check.rtol
+
+
+def test_a_match_is_exactly_a_max_relative_error_within_rtol():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        ref = (rng.standard_normal(50) * 10.0 ** rng.integers(-3, 3, 50)).astype(np.float32)
+        cand = (ref * (1 + rng.standard_normal(50) * 10.0 ** rng.uniform(-8, -3))).astype(np.float32)
+        check = compare_outputs(ref, cand)
+        assert check.match is (check.max_rel_err <= check.rtol)

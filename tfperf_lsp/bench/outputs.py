@@ -10,7 +10,8 @@ from typing import Any, Callable
 import numpy as np
 
 # (rtol, atol as a fraction of the largest |reference| value of that output). A scale-relative
-# atol keeps near-zero elements of a large reduction from failing on reordered sums.
+# atol keeps near-zero elements of a large reduction from failing on reordered sums: an element
+# matches when |a - b| <= rtol * max(|a|, atol / rtol * max |a|) (_compare_values).
 TOLERANCES = {
     "float16": (1e-2, 1e-3),
     "bfloat16": (5e-2, 1e-2),
@@ -173,10 +174,16 @@ def _compare_values(a: np.ndarray, b: np.ndarray, tf32: bool, variant_kind: str 
     mag = np.abs(xf)
     rtol, atol_frac = tolerance(name, tf32, variant_kind)
     scale = float(mag.max()) or 1.0
-    bad = diff > rtol * mag + atol_frac * scale
+    # Relative error, each value's magnitude floored at atol/rtol of the output's largest (a tenth
+    # for float32): near-zero elements of a reordered sum are judged against the output's scale.
+    # An element is bad when this error exceeds rtol, so the reported maximum and rtol agree
+    # ("max rel err 3e-06, rtol 1e-05" matches; a plain |ref|-relative error of a near-zero
+    # element would print as larger than the rtol of a match).
+    floor = atol_frac / rtol * scale
+    relative = diff / np.maximum(mag, floor)
+    bad = relative > rtol
     ea = float(diff.max())
-    nz = mag > 0
-    er = float((diff[nz] / mag[nz]).max()) if nz.any() else (0.0 if ea == 0 else None)
+    er = float(relative.max())
     if bad.any():
         return (False, f"differs in {int(bad.sum())} of {a.size} elements beyond tolerance "
                 f"(rtol {rtol:g}): max abs err {ea:.3g}", ea, er)
