@@ -296,3 +296,52 @@ def test_a_syntax_error_in_a_dedented_cell_names_the_users_column():
     cell = notebook.cells[0]
     assert cell.whole_masked and cell.syntax_error is not None
     assert cell.syntax_error[:2] == (1, 7)  # the "(" in "  x = (1,", as the user sees it
+
+
+STEP_CELLS = (
+    "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\noptimizer = tf.keras.optimizers.SGD()\n",
+    "def train_step(x, y):\n    with tf.GradientTape() as tape:\n        loss = tf.reduce_mean(tf.square(model(x) - y))\n"
+    "    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))\n"
+    "    return loss\n",
+    "for step in range(1000):\n    train_step(tf.ones([4, 2]), tf.ones([4, 1]))\n",
+)
+
+
+def test_notebook_fixes_apply_only_to_findings_that_were_shown(tmp_path, monkeypatch, capsys):
+    """The notebook's fix loop is the .py one: compiling the eager step (TFP301) makes it a jit
+    candidate (TFP501), which is reported next time, never applied unasked in the same run (a
+    judge's chained `jit_compile=True` crashed on nce_loss's sampler, which XLA cannot compile)."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "steps.ipynb"
+    path.write_text(notebook_json(*(("code", cell) for cell in STEP_CELLS)))
+    main(["check", "--fix", "--unsafe-fixes", "--exit-zero", "steps.ipynb"])
+    sources = ["".join(c["source"]) for c in nbformat.reads(path.read_text(), as_version=4).cells]
+    assert sources[1].startswith("@tf.function\ndef train_step")
+    assert "jit_compile" not in "".join(sources)
+    assert "TFP501" in capsys.readouterr().out  # shown, as a new finding
+
+
+def test_a_notebook_fix_left_out_is_reported_in_its_cell(tmp_path, monkeypatch, capsys):
+    """A fix that cannot be built is withheld with the reason, at the row inside its cell."""
+    from tfperf_lsp.rules import rule_by_code
+
+    rule = rule_by_code("TFP301")
+    report = rule.finding
+
+    def broken():
+        raise RuntimeError("cannot rewrite this")
+
+    def finding(*args, **kwargs):
+        found = report(*args, **kwargs)
+        found.build_fix = broken
+        return found
+
+    monkeypatch.setattr(rule, "finding", finding)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "steps.ipynb"
+    path.write_text(notebook_json(*(("code", cell) for cell in STEP_CELLS)))
+    before = path.read_text()
+    main(["check", "--fix", "--unsafe-fixes", "--exit-zero", "steps.ipynb"])
+    err = capsys.readouterr().err
+    assert "steps.ipynb:cell 2:1:1: TFP301 fix not applied: its fix could not be built for this file" in err
+    assert path.read_text() == before

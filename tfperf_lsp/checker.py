@@ -14,6 +14,8 @@ from tfperf_lsp.rewrite.edits import OverlappingEdits, apply_edits, compatible_f
 from tfperf_lsp.rules import rule_by_code
 
 if TYPE_CHECKING:
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+    from tfperf_lsp.config import Settings
     from tfperf_lsp.engine import Analysis
 
 # engine (analyze, fix_for) is imported where a file is analysed: a warm `tfperf check` takes
@@ -72,7 +74,8 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
         return FileResult(problem=FileProblem(path, f"syntax error: {error.message}", error.line + 1, error.col + 1))
     new_text, withheld = None, []
     if fix:
-        new_text, analysis, withheld = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
+        fixed, withheld = fix_to_fixed_point(TextVersion(text, analysis, path, settings, workspace), unsafe)
+        new_text, analysis = fixed.text, fixed.analysis
     # An internal error in one rule is reported; the other rules' findings stand.
     internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
     device_used = None
@@ -85,18 +88,46 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
                       settings.unknown_rules)
 
 
-def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
-    """Apply fixes round by round until none remain. A fix is kept only if the re-analysis of the
-    fixed text parses and no longer reports the finding it was for; otherwise it is withheld,
-    with the reason, and the round is tried again without it."""
-    from tfperf_lsp.engine import analyze, fix_for
+@dataclass
+class TextVersion:
+    """A version of a .py file in the fix loop: its text and its analysis."""
 
-    current = text
+    text: str
+    analysis: Analysis
+    path: str | None
+    settings: Settings
+    workspace: WorkspaceIndex | None
+
+    @property
+    def syntax_errors(self) -> int:
+        return int(self.analysis.parse_error is not None)
+
+    def cannot_take(self, fix: Fix) -> str | None:
+        """Why ``fix`` cannot be applied to this version at all (None: it can)."""
+        return None
+
+    def with_fixes(self, fixes: list[Fix]) -> TextVersion:
+        """The version with ``fixes`` applied, analysed (OverlappingEdits if they overlap)."""
+        from tfperf_lsp.engine import analyze
+
+        text = apply_edits(self.text, [e for fx in fixes for e in fx.edits])
+        return replace(self, text=text, analysis=analyze(text, self.path, self.settings, self.workspace))
+
+
+def fix_to_fixed_point(version, unsafe: bool):
+    """Apply fixes round by round until none remain; the last version and the fixes withheld,
+    with why. A fix is kept only if the re-analysis of the fixed version parses as well as before
+    and no longer reports the finding it was for; otherwise it is withheld, with the reason, and
+    the round is tried again without it. ``version``: a TextVersion, or a notebook's
+    (notebook_check.NotebookVersion: the same loop, with edits kept inside their cells)."""
+    from tfperf_lsp.engine import fix_for
+
     withheld: dict[tuple, str] = {}
     # Only the findings the user was shown are fixed: a finding that a fix brings about (TFP501's
     # "add jit_compile" on the function TFP301 just compiled) is reported, not applied unasked.
-    shown = Counter(_identity(f) for f in analysis.findings)
+    shown = Counter(_identity(f) for f in version.analysis.findings)
     for _ in range(MAX_FIX_ROUNDS * 2):
+        analysis = version.analysis
         pairs = []
         for finding in analysis.findings:
             if not finding.fix_title or (finding.fix_applicability != "safe" and not unsafe):
@@ -106,6 +137,8 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
             built = fix_for(analysis, finding)
             if built is None:  # fix_for logged why
                 withheld[_identity(finding)] = "its fix could not be built for this file"
+            elif (reason := version.cannot_take(built)) is not None:
+                withheld[_identity(finding)] = reason
             else:
                 pairs.append((finding, built))
         chosen = compatible_fixes([fx for _, fx in pairs])
@@ -114,24 +147,22 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
         chosen_ids = {id(fx) for fx in chosen}
         chosen_pairs = [(f, fx) for f, fx in pairs if id(fx) in chosen_ids]
         try:
-            candidate = apply_edits(current, [e for fx in chosen for e in fx.edits])
+            candidate = version.with_fixes(chosen)
         except OverlappingEdits:
             for finding, _ in chosen_pairs:
                 withheld[_identity(finding)] = "its edits overlap another fix's"
             continue
-        next_analysis = analyze(candidate, path, settings, workspace)
-        if next_analysis.parse_error:
+        if candidate.syntax_errors > version.syntax_errors:
             # Find the culprit one fix at a time; a fix must never break the file.
             for finding, fx in chosen_pairs:
-                alone = analyze(apply_edits(current, list(fx.edits)), path, settings, workspace)
-                if alone.parse_error:
+                if version.with_fixes([fx]).syntax_errors > version.syntax_errors:
                     withheld[_identity(finding)] = "the fixed code would not parse"
             if not any(_identity(f) in withheld for f, _ in chosen_pairs):
                 for finding, _ in chosen_pairs:  # only their combination breaks: one at a time
                     withheld[_identity(finding)] = "it conflicts with another fix"
             continue
         before = Counter(_identity(f) for f in analysis.findings)
-        after = Counter(_identity(f) for f in next_analysis.findings)
+        after = Counter(_identity(f) for f in candidate.analysis.findings)
         fixed_here = Counter(_identity(f) for f, _ in chosen_pairs)
         ineffective = [f for f, _ in chosen_pairs if after[_identity(f)] > before[_identity(f)] - fixed_here[_identity(f)]]
         if ineffective:
@@ -139,13 +170,13 @@ def _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe):
                 withheld[_identity(finding)] = "re-analysis still reports the finding after the fix"
             continue
         shown.subtract(fixed_here)
-        current, analysis = candidate, next_analysis
+        version = candidate
     else:  # never stopped by itself: say so rather than leave a half-fixed file unexplained
-        for finding in analysis.findings:
+        for finding in version.analysis.findings:
             if finding.fix_title and _identity(finding) not in withheld:
                 withheld[_identity(finding)] = f"fixes did not reach a fixed point in {MAX_FIX_ROUNDS * 2} rounds"
-    reasons = [(f, withheld[_identity(f)]) for f in analysis.findings if _identity(f) in withheld]
-    return current, analysis, reasons
+    reasons = [(f, withheld[_identity(f)]) for f in version.analysis.findings if _identity(f) in withheld]
+    return version, reasons
 
 
 def _identity(finding: Finding) -> tuple:
@@ -159,9 +190,9 @@ _DIGITS = re.compile(r"\d+")
 
 def fix_until_stable(text: str, analysis: Analysis, path, settings, workspace, unsafe: bool = False) -> tuple[str, Analysis]:
     """The fixed text and its analysis; the CLI's --fix and the editor's source.fixAll.tfperf (fix
-    on save) share the loop (fixes that do not hold are left out, see _fix_to_fixed_point)."""
-    new_text, new_analysis, _ = _fix_to_fixed_point(text, analysis, path, settings, workspace, unsafe)
-    return new_text, new_analysis
+    on save) share the loop (fixes that do not hold are left out, see fix_to_fixed_point)."""
+    fixed, _ = fix_to_fixed_point(TextVersion(text, analysis, path, settings, workspace), unsafe)
+    return fixed.text, fixed.analysis
 
 
 def finding_line(path: str, finding: Finding, result: FileResult | None = None) -> str:

@@ -158,6 +158,7 @@ def _run_lsp(args) -> int:
 def _check(args) -> int:
     import dataclasses
 
+    from tfperf_lsp.checker import display_location
     from tfperf_lsp.config import parse_device_flag
     from tfperf_lsp.files import FileProblem, discover, read_source, write_source
     from tfperf_lsp.output import Report
@@ -230,8 +231,8 @@ def _check(args) -> int:
         unsafe_only += sum(1 for f in result.findings if f.fix_title and f.fix_applicability != "safe" and not args.unsafe_fixes)
         report.findings.extend((path, f, result) for f in result.findings)
         for finding, reason in result.fixes_withheld:
-            start = finding.span.start
-            print(f"{path}:{start.line + 1}:{start.col + 1}: {finding.code} fix not applied: {reason}", file=sys.stderr)
+            where, _, span = display_location(path, finding, result)  # a notebook's: `path:cell N`
+            print(f"{where}:{span.start.line + 1}:{span.start.col + 1}: {finding.code} fix not applied: {reason}", file=sys.stderr)
     for notice in notices:
         print(f"tfperf: {notice}", file=sys.stderr)
     if unknown_rules:

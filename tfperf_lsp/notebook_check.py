@@ -2,13 +2,19 @@
 the cells (never across two), locations reported as ``cell N:row:col``."""
 from __future__ import annotations
 
-from tfperf_lsp.config import settings_for
-from tfperf_lsp.engine import analyze, fix_for
-from tfperf_lsp.files import FileProblem
-from tfperf_lsp.notebook import Notebook, NotebookError, build, language_of, read_notebook, replace_sources
-from tfperf_lsp.rewrite.edits import OverlappingEdits, apply_edits, compatible_fixes, unified_diff
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-MAX_FIX_ROUNDS = 10
+from tfperf_lsp.config import settings_for
+from tfperf_lsp.engine import Analysis, analyze
+from tfperf_lsp.files import FileProblem
+from tfperf_lsp.model import Fix
+from tfperf_lsp.notebook import Notebook, NotebookError, build, language_of, read_notebook, replace_sources
+from tfperf_lsp.rewrite.edits import apply_edits, unified_diff
+
+if TYPE_CHECKING:
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+    from tfperf_lsp.config import Settings
 
 
 def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False, device=None):
@@ -25,29 +31,13 @@ def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False,
     notebook = build(code_cells)
     analysis = analyze(notebook.text, path, settings, workspace)
     new_text = diff = None
+    withheld = []
     if fix:
+        from tfperf_lsp.checker import fix_to_fixed_point
+
         sources = {cell.index: cell.source for cell in notebook.cells}
-        for _ in range(MAX_FIX_ROUNDS):
-            fixes = [
-                fx for fx in (fix_for(analysis, f) for f in analysis.findings if f.fix_title and (f.fix_applicability == "safe" or unsafe))
-                if fx is not None and notebook.edits_by_cell(fx.edits) is not None  # never across cells
-            ]
-            chosen = compatible_fixes(fixes)
-            if not chosen:
-                break
-            grouped = notebook.edits_by_cell([e for fx in chosen for e in fx.edits])
-            try:
-                candidate = dict(sources)
-                for cell in notebook.cells:
-                    if cell.number in grouped:
-                        candidate[cell.index] = _apply_in_cell(cell.source, grouped[cell.number])
-            except OverlappingEdits:
-                break
-            next_notebook = build([(c.index, candidate[c.index]) for c in notebook.cells])
-            if sum(bool(c.syntax_error) for c in next_notebook.cells) > sum(bool(c.syntax_error) for c in notebook.cells):
-                break  # a fix must never break a cell
-            sources, notebook = candidate, next_notebook
-            analysis = analyze(notebook.text, path, settings, workspace)
+        fixed, withheld = fix_to_fixed_point(NotebookVersion(sources, notebook, analysis, path, settings, workspace), unsafe)
+        sources, notebook, analysis = fixed.sources, fixed.notebook, fixed.analysis
         original = dict(code_cells)
         changed = {i: s for i, s in sources.items() if s != original[i]}
         new_text = replace_sources(text, changed) if changed else text
@@ -57,13 +47,45 @@ def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False,
         )
     internal = tuple(f"{path}: internal error in rule {code} (please report it):\n{trace}" for code, trace in analysis.rule_errors)
     findings = [notebook.cited(finding) for finding in analysis.findings]
-    result = FileResult(findings, analysis, new_text, None, settings.problems + internal)
+    result = FileResult(findings, analysis, new_text, None, settings.problems + internal,
+                        [(notebook.cited(f), why) for f, why in withheld])
     result.notebook, result.diff = notebook, diff
     result.cell_problems = [
         FileProblem(f"{path}:cell {c.number}", f"syntax error: {c.syntax_error[2]}", c.syntax_error[0], c.syntax_error[1])
         for c in notebook.cells if c.syntax_error
     ]
     return result
+
+
+@dataclass
+class NotebookVersion:
+    """A version of a notebook in the fix loop (checker.fix_to_fixed_point, shared with .py
+    files): its code cells' sources by cell index, the module built from them, its analysis.
+    A fix is applied inside its cell, never across two."""
+
+    sources: dict[int, str]
+    notebook: Notebook
+    analysis: Analysis
+    path: str
+    settings: Settings
+    workspace: WorkspaceIndex | None
+
+    @property
+    def syntax_errors(self) -> int:
+        return sum(bool(c.syntax_error) for c in self.notebook.cells)
+
+    def cannot_take(self, fix: Fix) -> str | None:
+        return None if self.notebook.edits_by_cell(fix.edits) is not None else "its edits span two cells"
+
+    def with_fixes(self, fixes: list[Fix]) -> NotebookVersion:
+        grouped = self.notebook.edits_by_cell([e for fx in fixes for e in fx.edits]) or {}
+        sources = dict(self.sources)
+        for cell in self.notebook.cells:
+            if cell.number in grouped:
+                sources[cell.index] = _apply_in_cell(cell.source, grouped[cell.number])
+        notebook = build([(c.index, sources[c.index]) for c in self.notebook.cells])
+        return replace(self, sources=sources, notebook=notebook,
+                       analysis=analyze(notebook.text, self.path, self.settings, self.workspace))
 
 
 def _closed(text: str) -> str:
