@@ -163,9 +163,37 @@ def _construction(facts: ModuleFacts, value: ast.AST, scope: ast.AST | None, dep
 
 
 def multi_output(facts: ModuleFacts, construction: ast.Call) -> bool:
-    """``Model(inputs, [a, b])``: ``model(x)`` returns a list, ``predict`` a list of arrays."""
+    """``Model(inputs, [a, b])``: ``model(x)`` returns a list, ``predict`` a list of arrays. Also
+    outputs named by a variable that holds a list, tuple or dict (``bbox_tensors = []``, appended
+    to in a loop: a YOLOv3's three scales), unless it is one display of exactly one item."""
     outputs = construction.args[1] if len(construction.args) > 1 else keyword(construction, "outputs")
-    return isinstance(outputs, (ast.List, ast.Tuple, ast.Dict)) and len(getattr(outputs, "elts", getattr(outputs, "keys", []))) != 1
+    if isinstance(outputs, ast.Name):
+        assignment = facts.reaching_assignment(outputs)
+        value = getattr(assignment, "value", None)
+        if isinstance(value, (ast.ListComp, ast.DictComp)):
+            return True
+        if not isinstance(value, (ast.List, ast.Tuple, ast.Dict)):
+            return False
+        if _items(value) == 1 and not _grown(facts, outputs.id, construction):
+            return False
+        return True
+    return isinstance(outputs, (ast.List, ast.Tuple, ast.Dict)) and _items(outputs) != 1
+
+
+def _items(display: ast.List | ast.Tuple | ast.Dict) -> int:
+    return len(display.keys) if isinstance(display, ast.Dict) else len(display.elts)
+
+
+def _grown(facts: ModuleFacts, name: str, before: ast.AST) -> bool:
+    """``name.append(...)`` / ``.extend`` / ``+=`` somewhere above ``before``, in its scope."""
+    scope = facts.enclosing_function(before)
+    for call in facts.calls:
+        func = call.func
+        if (isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert")
+                and isinstance(func.value, ast.Name) and func.value.id == name
+                and facts.enclosing_function(call) is scope and call.lineno < before.lineno):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------- Keras 2 or 3
