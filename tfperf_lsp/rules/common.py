@@ -147,6 +147,11 @@ def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
     return None
 
 
+# Keras layers that convolve images: on a CPU they set a step's time (oneDNN's kernels), whatever
+# is around them (TFP805 steps_per_execution, TFP501 jit_compile).
+IMAGE_CONVOLUTIONS = frozenset({"Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "SeparableConv2D",
+                                "DepthwiseConv2D"})
+
 # Keras layers that loop over time steps: called eagerly, a model of them is slow on every call
 # (a TimeGAN's 8-layer GRU: 35 eager calls 8.4 s, as a graph 0.4 s plus a 0.5 s trace).
 RECURRENT_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "CuDNNLSTM",

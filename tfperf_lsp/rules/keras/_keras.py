@@ -184,8 +184,8 @@ def _items(display: ast.List | ast.Tuple | ast.Dict) -> int:
     return len(display.keys) if isinstance(display, ast.Dict) else len(display.elts)
 
 
-def _grown(facts: ModuleFacts, name: str, before: ast.AST) -> bool:
-    """``name.append(...)`` / ``.extend`` / ``+=`` somewhere above ``before``, in its scope."""
+def _grown(facts: ModuleFacts, name: str, before: ast.Call) -> bool:
+    """``name.append(...)`` (or ``.extend``, ``.insert``) above ``before``, in its scope."""
     scope = facts.enclosing_function(before)
     for call in facts.calls:
         func = call.func

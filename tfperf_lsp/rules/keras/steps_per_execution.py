@@ -15,7 +15,7 @@ from tfperf_lsp.analysis.models import is_model_name
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import keras_layer
+from tfperf_lsp.rules.common import IMAGE_CONVOLUTIONS, keras_layer
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import model_construction, other_keras_backend, small_model, target_keras, tf_before
 from tfperf_lsp.rules.precision._policy import device_facts
@@ -193,15 +193,11 @@ def _one_batch_per_epoch(facts: ModuleFacts, fit: ast.Call) -> bool:
     return False
 
 
-_IMAGE_CONVOLUTIONS = frozenset({"Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "SeparableConv2D",
-                                  "DepthwiseConv2D"})
-
-
 def _convolves_images(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None) -> bool:
     """The model has a 2D or 3D convolution: small by its layer count, not by its compute (a
     ``Conv1D`` over a short sequence stays cheap: the article's own model)."""
     nodes = ast.walk(construction) if scope is None else walk_same_scope(scope)
-    return any(isinstance(n, ast.Call) and keras_layer(facts, n) in _IMAGE_CONVOLUTIONS for n in nodes)
+    return any(isinstance(n, ast.Call) and keras_layer(facts, n) in IMAGE_CONVOLUTIONS for n in nodes)
 
 
 def _add_steps_per_execution(ctx: RuleContext, call: ast.Call) -> Fix | None:
