@@ -41,7 +41,10 @@ class DiscardedOpResult(Rule):
     (`tf.clip_by_norm`, `tf.clip_by_value`, `tf.cast`, `tf.reshape`, `tf.nn.l2_normalize`, ...)
     written as a statement of its own, so its result is thrown away; and a `tf.data`
     transformation (`dataset.map(f)`, `.batch(n)`, `.shuffle(n)`...) on a visible pipeline
-    written as a statement: it returns a new dataset and the old one is used on.
+    written as a statement: it returns a new dataset and the old one is used on. When the op's
+    argument is the item of the loop around it (`for g in gradients: tf.clip_by_norm(g, 15)`),
+    the message suggests building the new list (`gradients = [tf.clip_by_norm(g, 15) for g in
+    gradients]`): assigning to `g` would change nothing either.
 
     ## Why is this slow
     Tensors are immutable: `tf.clip_by_norm(grad, 15)` returns a clipped copy and leaves `grad`
@@ -109,10 +112,19 @@ class DiscardedOpResult(Rule):
                 continue  # run for the error it raises (a shape or dtype demonstration)
             if _timed(facts, statement):
                 continue  # run for its time: a benchmark of the op, or its warm-up before the clock starts
+            op = short(qualname)
+            loop = _loop_over_argument(facts, call)
+            if loop is not None:
+                # ``for g in grads: tf.clip_by_norm(g, 5)``: ``g = ...`` would not change ``grads``
+                item, items = loop[0], ctx.source.segment(loop[1])
+                advice = (f"build the new list (`{items} = [{op}({item}, ...) for {item} in {items}]`): assigning "
+                          f"to `{item}` would leave `{items}` as it was")
+            else:
+                advice = f"assign it (`x = {op}(x, ...)`)"
             yield self.finding(
                 ctx, call,
-                f"The result of `{short(qualname)}(...)` is thrown away: tensors are immutable, so this "
-                f"statement changes nothing - assign it (`x = {short(qualname)}(x, ...)`)",
+                f"The result of `{op}(...)` is thrown away: tensors are immutable, so this "
+                f"statement changes nothing - {advice}",
                 label="result unused",
             )
         yield from self._discarded_dataset_steps(ctx)
@@ -167,3 +179,16 @@ def _timed(facts: ModuleFacts, statement: ast.stmt) -> bool:
 
 def _callee_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _loop_over_argument(facts: ModuleFacts, call: ast.Call) -> tuple[str, ast.expr] | None:
+    """The ``for item in items`` loop whose item is the op's first argument, the statement
+    directly in its body (``for g in grads: tf.clip_by_norm(g, 5)``), with a name as the item and
+    a name or attribute as what it walks: a new list of the results is what was meant. (The
+    item's name, what the loop walks.)"""
+    loop = facts.parent(facts.statement_of(call))
+    if not isinstance(loop, ast.For) or not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    if not isinstance(loop.target, ast.Name) or loop.target.id != call.args[0].id:
+        return None
+    return (loop.target.id, loop.iter) if isinstance(loop.iter, (ast.Name, ast.Attribute)) else None
