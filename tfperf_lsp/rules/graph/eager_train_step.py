@@ -144,7 +144,10 @@ class EagerTrainStep(Rule):
         """The step written directly in a loop body, not in a function."""
         facts = ctx.facts
         reported: set[ast.AST] = set()  # one finding per step: ``with tf.GradientTape() as g, tf.GradientTape() as d:``
-        items = _tape_items(facts)
+        # and one per loop: a GAN's discriminator and generator tapes one after the other in the
+        # loop body are one training iteration, moved into one tf.function together
+        reported_loops: set[ast.AST] = set()
+        items = sorted(_tape_items(facts), key=lambda item: (item.context_expr.lineno, item.context_expr.col_offset))
         tape_blocks = {facts.parent(item) for item in items}
         for item in items:
             call = item.context_expr
@@ -161,7 +164,7 @@ class EagerTrainStep(Rule):
             if not isinstance(with_stmt, (ast.With, ast.AsyncWith)):
                 continue  # never: a withitem is part of a with statement
             loops = facts.enclosing_loops(with_stmt)
-            if not loops or not _updates_in(facts, loops[0]):
+            if not loops or not _updates_in(facts, loops[0]) or loops[0] in reported_loops:
                 continue
             if _deliberately_eager(facts, with_stmt) or not ctx.hot.runs_eagerly_in_script(with_stmt):
                 continue  # a debugging branch; or library code its callers may trace (tf_agents' _train)
@@ -170,6 +173,7 @@ class EagerTrainStep(Rule):
             if calls_pretrained(ctx, with_stmt):
                 continue  # fine-tuning a pretrained network (``TFDistilBert...from_pretrained``)
             reported.add(with_stmt)
+            reported_loops.add(loops[0])
             blockers = graph_blockers(facts, with_stmt)
             yield self.finding(
                 ctx, call,
