@@ -100,6 +100,14 @@ def holds_pretrained_model(ctx: RuleContext, expr: ast.expr) -> bool:
 def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
     """``expr`` (``model``, ``self.model``) holds what an imported def or class of the project
     returns, and that builds on a pretrained network; or ``expr`` is such an imported name."""
+    return built_by_imported(ctx, expr, definition_builds_on_pretrained)
+
+
+def built_by_imported(ctx: RuleContext, expr: ast.AST, test: Callable[[ModuleFacts, ast.AST], bool]) -> bool:
+    """``expr`` (``model``, ``self.model``) holds what a def or class imported from another file
+    of the project returns (``model = ResNet18()``), directly or through a factory of this file
+    that calls one (``model = get_model()``, whose body calls ``resnet_50()``), or ``expr`` is
+    such an imported name; and ``test`` holds for that definition (its file's facts, its node)."""
     if ctx.workspace is None:
         return False
     facts = ctx.facts
@@ -110,6 +118,10 @@ def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
             values.append(assignment.value)
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         values += facts.self_attribute_values(expr)
+    for value in list(values):
+        factory = facts.resolve_def(value.func, value) if isinstance(value, ast.Call) else None
+        if factory is not None:  # a factory of this file: the builders it calls
+            values += [node.func for node in walk_same_scope(factory) if isinstance(node, ast.Call)]
     builders: set[tuple[str, str | None]] = set()
     for value in values:
         func = value.func if isinstance(value, ast.Call) else value
@@ -117,24 +129,25 @@ def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
             builders.add((func.id, None))  # ``RetinaFaceModel(cfg)``
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             builders.add((func.value.id, func.attr))  # ``srgan.vgg_54()``, ``srgan`` a module of the project
-    return any(_imported_pretrained(ctx, name, attribute) for name, attribute in builders
+    return any(_imported_definition_passes(ctx, name, attribute, test) for name, attribute in builders
                if name in facts.imports.bindings)
 
 
-def _imported_pretrained(ctx: RuleContext, name: str, attribute: str | None) -> bool:
-    answers = ctx.derived(_imported_pretrained_answers)
-    key = (name, attribute)
+def _imported_definition_passes(ctx: RuleContext, name: str, attribute: str | None,
+                                test: Callable[[ModuleFacts, ast.AST], bool]) -> bool:
+    answers = ctx.derived(_imported_answers)
+    key = (test, name, attribute)
     if key not in answers:
         found = ctx.workspace.imported_definition(ctx.facts, name, ctx.path, attribute) if ctx.workspace else None
         answers[key] = False
         if found is not None:
             target, node, target_path = found
             ctx.dependencies.add(target_path)
-            answers[key] = definition_builds_on_pretrained(target, node)
+            answers[key] = test(target, node)
     return answers[key]
 
 
-def _imported_pretrained_answers(ctx: RuleContext) -> dict[tuple[str, str | None], bool]:
+def _imported_answers(ctx: RuleContext) -> dict[tuple[Callable[[ModuleFacts, ast.AST], bool], str, str | None], bool]:
     return {}
 
 
@@ -151,6 +164,19 @@ def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
 # is around them (TFP805 steps_per_execution, TFP501 jit_compile).
 IMAGE_CONVOLUTIONS = frozenset({"Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "SeparableConv2D",
                                 "DepthwiseConv2D"})
+
+def builds_image_convolutions(facts: ModuleFacts, node: ast.AST | None = None) -> bool:
+    """The file builds image convolutions: Keras ``Conv2D``... layers or ``tf.nn.conv2d``...
+    (``node``, a definition of that file, is not looked at: a model module's builders share its
+    blocks)."""
+    return bool(keras_layers_in_file(facts) & IMAGE_CONVOLUTIONS) or any(
+        facts.calls_by_qualname.get(name) for name in _RAW_IMAGE_CONVOLUTIONS)
+
+
+_RAW_IMAGE_CONVOLUTIONS = ("tensorflow.nn.conv2d", "tensorflow.nn.conv3d", "tensorflow.nn.conv2d_transpose",
+                           "tensorflow.nn.conv3d_transpose", "tensorflow.nn.depthwise_conv2d",
+                           "tensorflow.nn.separable_conv2d")
+
 
 # Keras layers that loop over time steps: called eagerly, a model of them is slow on every call
 # (a TimeGAN's 8-layer GRU: 35 eager calls 8.4 s, as a graph 0.4 s plus a 0.5 s trace).

@@ -5,12 +5,13 @@ import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.analysis.models import keras_classes, loads_pretrained_transformers
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (IMAGE_CONVOLUTIONS, batches_vary_in_length, calls_pretrained, eager_loop_calls, function_label,
-                                     keras_layers_in_file, tf_function_calls, tf_function_option_edit)
+from tfperf_lsp.rules.common import (batches_vary_in_length, builds_image_convolutions, built_by_imported, calls_pretrained,
+                                     eager_loop_calls, function_label, keras_layers_in_file, tf_function_calls,
+                                     tf_function_option_edit)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.precision._policy import device_facts
 from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, function_profile, jit_option, targets_tpu, uses_sparse_tensors
@@ -79,8 +80,9 @@ class JitCandidate(Rule):
     KerasHub models are mostly transformers, whose layer norms, GELUs and softmaxes XLA fuses).
     On a CPU (`--device cpu`, a `# tfperf: device=cpu` comment, or the device the editor's
     benchmark worker found), a train step in a file that builds image convolutions (Keras
-    `Conv2D`, `Conv3D`, their transposed, separable and depthwise forms, or `tf.nn.conv2d`...) is
-    silent: the convolutions set its time, and XLA's were slower than TensorFlow's default
+    `Conv2D`, `Conv3D`, their transposed, separable and depthwise forms, or `tf.nn.conv2d`...),
+    or that calls a model built by a def or class imported from such a file of the project
+    (`model = ResNet18()`, or a factory of the file that calls one), is silent: the convolutions set its time, and XLA's were slower than TensorFlow's default
     kernels (measured by judges on a 2-core CPU: a small CNN 45 -> 181 ms a step, a ResNet18
     998 -> 1441 ms, a DCGAN 1111 -> 1199 ms); on a GPU, or a device tfperf does not know, the
     hint stays. A function that loops over a dataset inside
@@ -181,7 +183,7 @@ class JitCandidate(Rule):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
             if is_train_step and calls_pretrained(ctx, fn.node) and not loads_pretrained_transformers(facts):
                 continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
-            if is_train_step and device_facts(ctx).gpu is False and _convolves_images(ctx):
+            if is_train_step and device_facts(ctx).gpu is False and _convolves_images(ctx, fn.node):
                 continue  # on a CPU, XLA's convolutions were slower than the default kernels (measured)
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
@@ -211,16 +213,15 @@ class JitCandidate(Rule):
             )
 
 
-def _convolves_images(ctx: RuleContext) -> bool:
-    """The file builds image convolutions (Keras ``Conv2D``... or ``tf.nn.conv2d``/``conv3d``)."""
-    facts = ctx.facts
-    return bool(keras_layers_in_file(facts) & IMAGE_CONVOLUTIONS) or any(
-        facts.calls_by_qualname.get(name) for name in _RAW_IMAGE_CONVOLUTIONS)
-
-
-_RAW_IMAGE_CONVOLUTIONS = ("tensorflow.nn.conv2d", "tensorflow.nn.conv3d", "tensorflow.nn.conv2d_transpose",
-                           "tensorflow.nn.conv3d_transpose", "tensorflow.nn.depthwise_conv2d",
-                           "tensorflow.nn.separable_conv2d")
+def _convolves_images(ctx: RuleContext, step: ast.AST) -> bool:
+    """The step's file builds image convolutions, or the step calls a model that a def or class
+    imported from another file of the project builds, in a file that does (``model =
+    ResNet18()``, ``from resnet import ResNet18``)."""
+    if builds_image_convolutions(ctx.facts):
+        return True
+    return ctx.workspace is not None and any(
+        isinstance(node, ast.Call) and built_by_imported(ctx, node.func, builds_image_convolutions)
+        for node in walk_same_scope(step))
 
 
 def _add_jit_compile(ctx: RuleContext, fn: TFFunction) -> Fix | None:
