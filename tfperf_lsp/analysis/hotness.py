@@ -471,11 +471,24 @@ class HotCode:
         if not loops or self.on_some_iterations(node):
             return False
         innermost = loops[0]
-        inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost and isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+        # An inner loop under an ``if`` (PPO's ``if len(batch) >= update_interval or done:`` then
+        # its update epochs) is a periodic update beside the steps, not the loop of steps that
+        # would make the innermost one an epoch loop.
+        inner_loops = [n for n in walk_same_scope(innermost) if n is not innermost
+                       and isinstance(n, (ast.For, ast.While, ast.AsyncFor)) and not self._under_an_if(n, innermost)]
         if not inner_loops:
             return True
         around = set(self.facts.ancestors(node))
         return all(inner in around for inner in inner_loops)
+
+    def _under_an_if(self, node: ast.AST, loop: ast.AST) -> bool:
+        """``node`` sits in the body or ``else`` of an ``if`` inside ``loop``."""
+        for ancestor in self.facts.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, ast.If):
+                return True
+        return False
 
     def runs_beside_training(self, node: ast.AST) -> bool:
         """``node`` is in a def that the file calls only from an epoch loop, beside the inner loop
