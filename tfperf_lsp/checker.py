@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from tfperf_lsp.config import settings_for
 from tfperf_lsp.files import FileProblem
@@ -72,7 +72,8 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
     if analysis.parse_error:
         error = analysis.parse_error
         return FileResult(problem=FileProblem(path, f"syntax error: {error.message}", error.line + 1, error.col + 1))
-    new_text, withheld = None, []
+    new_text: str | None = None
+    withheld: list[tuple[Finding, str]] = []
     if fix:
         fixed, withheld = fix_to_fixed_point(TextVersion(text, analysis, path, settings, workspace), unsafe)
         new_text, analysis = fixed.text, fixed.analysis
@@ -86,6 +87,23 @@ def check_file(path: str, text: str, options: dict, workspace=None, fix: bool = 
         device_used = facts.describe() if facts is not None else None
     return FileResult(analysis.findings, analysis, new_text, None, settings.problems + internal, withheld, device_used,
                       settings.unknown_rules)
+
+
+V = TypeVar("V", bound="FixableVersion")
+
+
+class FixableVersion(Protocol):
+    """What the fix loop needs of a version of a file: a .py file's text (TextVersion) or a
+    notebook's cells (notebook_check.NotebookVersion)."""
+
+    analysis: Analysis
+
+    @property
+    def syntax_errors(self) -> int: ...
+
+    def cannot_take(self, fix: Fix) -> str | None: ...
+
+    def with_fixes(self: V, fixes: list[Fix]) -> V: ...
 
 
 @dataclass
@@ -114,7 +132,7 @@ class TextVersion:
         return replace(self, text=text, analysis=analyze(text, self.path, self.settings, self.workspace))
 
 
-def fix_to_fixed_point(version, unsafe: bool):
+def fix_to_fixed_point(version: V, unsafe: bool) -> tuple[V, list[tuple[Finding, str]]]:
     """Apply fixes round by round until none remain; the last version and the fixes withheld,
     with why. A fix is kept only if the re-analysis of the fixed version parses as well as before
     and no longer reports the finding it was for; otherwise it is withheld, with the reason, and

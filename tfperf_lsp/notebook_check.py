@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tfperf_lsp.config import settings_for
 from tfperf_lsp.engine import Analysis, analyze
 from tfperf_lsp.files import FileProblem
-from tfperf_lsp.model import Fix
+from tfperf_lsp.model import Finding, Fix
 from tfperf_lsp.notebook import Notebook, NotebookError, build, language_of, read_notebook, replace_sources
 from tfperf_lsp.rewrite.edits import apply_edits, unified_diff
 
@@ -31,7 +31,7 @@ def check_notebook(path, text, options, workspace=None, fix=False, unsafe=False,
     notebook = build(code_cells)
     analysis = analyze(notebook.text, path, settings, workspace)
     new_text = diff = None
-    withheld = []
+    withheld: list[tuple[Finding, str]] = []
     if fix:
         from tfperf_lsp.checker import fix_to_fixed_point
 
