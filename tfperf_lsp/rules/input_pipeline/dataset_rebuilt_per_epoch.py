@@ -29,7 +29,8 @@ class DatasetRebuiltPerEpoch(Rule):
     Finds a call of a local function that builds a tf.data pipeline (it returns the dataset)
     inside a loop, with the same arguments on every iteration, when the pipeline reads files
     (`TFRecordDataset`, `list_files`, `image_dataset_from_directory`, ...) or shuffles, caches
-    or interleaves.
+    or interleaves. Also one call deep: the factory called in a def (`train(epoch)`) that a loop
+    calls on every iteration, when the call reads none of that def's parameters.
 
     ## Why is this slow
     A dataset can be iterated again and again: each new iteration starts a new epoch, and
@@ -39,7 +40,7 @@ class DatasetRebuiltPerEpoch(Rule):
 
     ## When it stays silent
     When an argument of the call changes with the loop (a new file list, a new epoch seed, a
-    curriculum), when the loop goes over a collection written out in the code (`for tag, model
+    curriculum; one call deep, when it reads a parameter of the def around it), when the loop goes over a collection written out in the code (`for tag, model
     in models.items()` with `models = {...}`: a whole training per item, not an epoch), when
     the pipeline does no costly set-up (a `from_tensor_slices` of arrays,
     mapped and batched), and in test code.
@@ -95,19 +96,50 @@ class DatasetRebuiltPerEpoch(Rule):
         for step in model.steps:
             if step.method != "call" or step.factory is None:
                 continue
-            loops = facts.enclosing_loops(step.call)
-            if not loops or facts.in_tf_function(step.call) is not None:
-                continue
-            if _varies(facts, step.call, loops[0]) or not _costly(step) or _sweeps_a_listed_collection(facts, loops[0]):
+            if facts.in_tf_function(step.call) is not None or not _costly(step):
                 continue
             name = step.factory.name
+            loops = facts.enclosing_loops(step.call)
+            cites: tuple[int, ...] = ()
+            if loops:
+                if _varies(facts, step.call, loops[0]) or _sweeps_a_listed_collection(facts, loops[0]):
+                    continue
+                where = "on every iteration"
+            else:
+                # ``def train(epoch): train_ds = mnist_dataset(); for x, y in train_ds: ...`` with
+                # ``for epoch in range(20): train(epoch)``: rebuilt one call deep, every epoch
+                site = _every_iteration_caller(ctx, step.call)
+                if site is None:
+                    continue
+                caller = facts.enclosing_function(step.call)
+                where = f"on every call of `{getattr(caller, 'name', '?')}`, which the loop on line {site.lineno} runs on every iteration,"
+                cites = (site.lineno,)  # a notebook names it as the user sees it: "line 4 of cell 12"
             yield self.finding(
                 ctx, step.call,
-                f"`{name}(...)` builds the tf.data pipeline again on every iteration with the same arguments: "
+                f"`{name}(...)` builds the tf.data pipeline again {where} with the same arguments: "
                 f"build it once before the loop and iterate it each epoch (it re-reads its files and refills "
                 f"its buffers every time)",
                 label="dataset rebuilt per epoch",
+                cites=cites,
             )
+
+
+def _every_iteration_caller(ctx: RuleContext, call: ast.Call) -> ast.Call | None:
+    """The call, in a loop, of the def around ``call`` (which has no loop around it in that def),
+    made on every iteration of a loop that runs many times, when ``call`` reads none of the def's
+    parameters (the same arguments each time): the loop's call of the def, else None."""
+    facts = ctx.facts
+    fn = facts.enclosing_function(call)
+    if fn is None or facts.enclosing_function(fn) is not None:
+        return None
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(call)):
+        return None  # ``make_dataset(files)`` with ``files`` the def's own parameter: may change per call
+    for site in facts.calls_by_def.get(fn, []):
+        if facts.enclosing_loops(site) and facts.in_tf_function(site) is None and ctx.hot.per_step(site) \
+                and ctx.hot.repeats(site):
+            return site
+    return None
 
 
 def _varies(facts, call: ast.Call, loop: ast.AST) -> bool:
