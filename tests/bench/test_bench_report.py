@@ -117,5 +117,5 @@ def test_a_pipeline_reports_elements_per_second():
                          VariantStats(name="rewritten", median_s=0.004, samples_s=[0.004], calls_per_sample=1)],
                comparisons=[comp("faster", 4.0, 3.5, 4.5)])
     lines = report.hover_lines(r)
-    assert "original   16 ms  1k elements/s  (median, 10 pairs x 1 calls)" in lines
-    assert "rewritten  4 ms  4k elements/s  (median, 10 pairs x 1 calls)" in lines
+    assert "original   16 ms  1k elements/s  (median, 10 pairs x 1 call)" in lines
+    assert "rewritten  4 ms  4k elements/s  (median, 10 pairs x 1 call)" in lines

@@ -68,7 +68,7 @@ def summarize(result: Result) -> str:
 
 def _variant_line(v: VariantStats, pairs: int, width: int, elements: int | None) -> str:
     if v.samples_s:
-        detail = f"(median, {pairs} pairs x {v.calls_per_sample} calls)"
+        detail = f"(median, {pairs} pairs x {v.calls_per_sample} call{'' if v.calls_per_sample == 1 else 's'})"
     else:
         detail = "(single shot)"
     rate = ""
