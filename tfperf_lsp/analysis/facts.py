@@ -623,13 +623,31 @@ class ModuleFacts:
 
     @cached_property
     def calls_by_def(self) -> dict[ast.AST, list[ast.Call]]:
-        """Call sites of each local def (direct calls by name or ``self.method``)."""
+        """Call sites of each local def: direct calls by name or ``self.method``, and a method of
+        a module-level class called on an object of that class built in this file (``agent =
+        A2CAgent(...)``, then ``agent.train_model(...)`` in the episode loop)."""
         result: dict[ast.AST, list[ast.Call]] = {}
+        methods = self._methods_by_name
         for call in self.calls:
             target = self.resolve_def(call.func, call)
+            if target is None and methods and isinstance(call.func, ast.Attribute) \
+                    and not (isinstance(call.func.value, ast.Name) and call.func.value.id in ("self", "cls")):
+                target = next((fn for cls, fn in methods.get(call.func.attr, ())
+                               if self.built_from_class(call.func.value, cls)), None)
             if target is not None:
                 result.setdefault(target, []).append(call)
         return result
+
+    @cached_property
+    def _methods_by_name(self) -> dict[str, list[tuple[ast.ClassDef, Def]]]:
+        """The methods of the module-level classes, by name: (class, def)."""
+        methods: dict[str, list[tuple[ast.ClassDef, Def]]] = {}
+        for cls in self.tree.body:
+            if isinstance(cls, ast.ClassDef):
+                for stmt in cls.body:
+                    if isinstance(stmt, FunctionNode):
+                        methods.setdefault(stmt.name, []).append((cls, stmt))
+        return methods
 
     def is_called_repeatedly(self, fn_node: ast.AST, _seen: frozenset = frozenset()) -> bool:
         """True when a def is called from a loop, or from a def that is itself called repeatedly."""

@@ -382,16 +382,8 @@ def _large_batch_size(facts: ModuleFacts, call: ast.Call) -> bool:
 def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
     """The calls of a def in this file: by name or ``self.method(...)``, and for a method,
     ``agent.act(...)`` or ``self.model.act(...)`` on an object of its class built in this file
-    (``agent = DQNAgent(...)``, ``self.model = ActionStateModel(...)``)."""
-    sites = list(facts.calls_by_def.get(fn, []))
-    cls = facts.enclosing_class(fn)
-    name = getattr(fn, "name", "")
-    if cls is not None and facts.enclosing_function(fn) is None:
-        for call in facts.calls:
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr == name and facts.built_from_class(func.value, cls):
-                sites.append(call)
-    return sites
+    (``agent = DQNAgent(...)``, ``self.model = ActionStateModel(...)``): ``calls_by_def``."""
+    return facts.calls_by_def.get(fn, [])
 
 
 def _fits_for_epochs(facts: ModuleFacts, fn: ast.AST) -> bool:
