@@ -5,7 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.facts import ModuleFacts
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
@@ -48,6 +48,10 @@ class TfFunctionInLoop(Rule):
     sizes: the new trace per layer cannot be avoided and is reused by the inner loop), and for a
     loop that never calls the function it creates but hands it on (`server.bind(fn)`,
     `fns.append(fn)`: one function per host or model, each traced once by its later callers).
+    Silent too for a function built to be exported: a method of a `tf.Module` class, or made
+    in a def that asks for its concrete function or saves a SavedModel (an export once per
+    checkpoint): the trace is the point, and a new object traces its own methods wherever its
+    class is defined.
     Test code is silent (a loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
@@ -122,7 +126,8 @@ class TfFunctionInLoop(Rule):
             # Only where this file runs `outer` eagerly itself: a library method may be called
             # while its caller is traced (then the inner function is traced once, as part of it).
             if (outer is not None and fn.stmt is not outer and facts.is_called_repeatedly(outer)
-                    and ctx.hot.runs_eagerly_in_script(outer.body[0]) and not _loops_over_it(facts, fn.name, outer)):
+                    and ctx.hot.runs_eagerly_in_script(outer.body[0]) and not _loops_over_it(facts, fn.name, outer)
+                    and not _traced_for_export(facts, fn, outer)):
                 yield self.finding(
                     ctx,
                     fn.node if fn.node is not None and fn.stmt is fn.node else fn.stmt,
@@ -131,6 +136,23 @@ class TfFunctionInLoop(Rule):
                     label=f"new tf.function per {outer.name}() call",
                     head_only=True,
                 )
+
+
+def _traced_for_export(facts: ModuleFacts, fn: TFFunction, outer: ast.AST) -> bool:
+    """``outer`` builds the function to export it: the function is a method of a ``tf.Module``
+    class (an exported signature), or ``outer`` asks for a concrete function or saves a
+    SavedModel (simclr's ``build_saved_model``, run once per checkpoint): the trace is the
+    point, and a new object traces its own methods wherever the class is defined."""
+    cls = facts.enclosing_class(fn.stmt)
+    if cls is not None and any(facts.qualname(base) in _MODULE_CLASSES for base in cls.bases):
+        return True
+    return any(isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Attribute) and node.func.attr == "get_concrete_function"
+        or facts.qualname(node.func) in _SAVERS) for node in ast.walk(outer))
+
+
+_MODULE_CLASSES = frozenset({"tensorflow.Module", "tensorflow.compat.v2.Module"})
+_SAVERS = frozenset({"tensorflow.saved_model.save", "tensorflow.compat.v2.saved_model.save"})
 
 
 def _loops_over_it(facts: ModuleFacts, name: str | None, outer: ast.AST) -> bool:
