@@ -6,6 +6,7 @@ from tfperf_lsp import engine
 from tfperf_lsp.checker import check_file
 from tfperf_lsp.cli import main
 from tfperf_lsp.model import Edit, Fix, Pos, Span
+from tests.rules.helpers import break_fix_building
 
 COMPAT_V1 = textwrap.dedent(
     """\
@@ -121,21 +122,7 @@ def test_fixes_apply_only_to_findings_that_were_shown():
 
 def test_a_fix_that_cannot_be_built_is_reported_as_not_applied(monkeypatch):
     """--fix says which fix it left out and why; the file is left as it was."""
-    from tfperf_lsp.rules import rule_by_code
-
-    rule = rule_by_code("TFP101")
-    report = rule.finding
-
-    def broken():
-        raise RuntimeError("cannot rewrite this")
-
-    def finding(*args, **kwargs):
-        found = report(*args, **kwargs)
-        if found.build_fix is not None:
-            found.build_fix = broken
-        return found
-
-    monkeypatch.setattr(rule, "finding", finding)
+    break_fix_building(monkeypatch, "TFP101")
     text = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x\n\nfor i in range(3):\n    f(i * 0.5)\n"
     result = check_file("a.py", text, {}, fix=True, unsafe=True)
     assert result.new_text == text

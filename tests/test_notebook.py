@@ -8,6 +8,7 @@ import pytest
 from tfperf_lsp.cli import main
 from tfperf_lsp.model import Edit, Pos, Span
 from tfperf_lsp.notebook import build, replace_sources
+from tests.rules.helpers import break_fix_building
 
 DEFINE = "import tensorflow as tf\n\n@tf.function(experimental_relax_shapes=True)\ndef f(x, step):\n    print(\"running\", x)\n    return x * tf.cast(step, tf.float32)\n"
 LOOP = "for i in range(3):\n    f(tf.ones([2]), i)"
@@ -323,20 +324,7 @@ def test_notebook_fixes_apply_only_to_findings_that_were_shown(tmp_path, monkeyp
 
 def test_a_notebook_fix_left_out_is_reported_in_its_cell(tmp_path, monkeypatch, capsys):
     """A fix that cannot be built is withheld with the reason, at the row inside its cell."""
-    from tfperf_lsp.rules import rule_by_code
-
-    rule = rule_by_code("TFP301")
-    report = rule.finding
-
-    def broken():
-        raise RuntimeError("cannot rewrite this")
-
-    def finding(*args, **kwargs):
-        found = report(*args, **kwargs)
-        found.build_fix = broken
-        return found
-
-    monkeypatch.setattr(rule, "finding", finding)
+    break_fix_building(monkeypatch, "TFP301")
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "steps.ipynb"
     path.write_text(notebook_json(*(("code", cell) for cell in STEP_CELLS)))

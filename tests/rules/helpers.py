@@ -24,3 +24,23 @@ def fixed(code: str, codes: set[str], settings=None) -> str:
     remaining = [f for f in analyze(text, settings=settings).findings if f.code in codes and f.fix_title]
     assert not remaining, [f.message for f in remaining]
     return text
+
+
+def break_fix_building(monkeypatch, rule_code: str) -> None:
+    """Make every fix of ``rule_code`` fail to build (its findings stay), as a rewrite that
+    cannot handle the file would: for tests of how --fix reports a fix it left out."""
+    from tfperf_lsp.rules import rule_by_code
+
+    rule = rule_by_code(rule_code)
+    report = rule.finding
+
+    def broken():
+        raise RuntimeError("cannot rewrite this")
+
+    def finding(*args, **kwargs):
+        found = report(*args, **kwargs)
+        if found.build_fix is not None:
+            found.build_fix = broken
+        return found
+
+    monkeypatch.setattr(rule, "finding", finding)

@@ -342,7 +342,7 @@ def _called_every_step(ctx: RuleContext, fn: ast.AST, depth: int = 0) -> ast.Cal
     is itself called so (``get_action`` calls ``self.predict(state)``, a loop calls
     ``get_action``), two such defs deep at most: the call the loop makes is returned."""
     facts = ctx.facts
-    for site in _calls_of(facts, fn):
+    for site in facts.calls_by_def.get(fn, []):  # by name, self.act(...), agent.act(...)
         loops = facts.enclosing_loops(site)
         if not loops:
             caller = facts.enclosing_function(site)
@@ -356,7 +356,7 @@ def _called_every_step(ctx: RuleContext, fn: ast.AST, depth: int = 0) -> ast.Cal
         if not ctx.hot.runs_eagerly_in_script(site) or not ctx.hot.repeats(site) or not ctx.hot.per_step(site):
             continue
         caller = facts.enclosing_function(site)
-        if caller is not None and not _calls_of(facts, caller):
+        if caller is not None and not facts.calls_by_def.get(caller):
             continue  # a def the file never calls itself (a widget's callback runs when the user acts)
         if reads_a_clock(facts, loops[0]):
             continue  # a benchmark that times each call: the repeats are the point
@@ -377,13 +377,6 @@ def _large_batch_size(facts: ModuleFacts, call: ast.Call) -> bool:
         return False
     value = int_value(facts, size)
     return value is None or value > SMALL_BATCH
-
-
-def _calls_of(facts: ModuleFacts, fn: ast.AST) -> list[ast.Call]:
-    """The calls of a def in this file: by name or ``self.method(...)``, and for a method,
-    ``agent.act(...)`` or ``self.model.act(...)`` on an object of its class built in this file
-    (``agent = DQNAgent(...)``, ``self.model = ActionStateModel(...)``): ``calls_by_def``."""
-    return facts.calls_by_def.get(fn, [])
 
 
 def _fits_for_epochs(facts: ModuleFacts, fn: ast.AST) -> bool:
