@@ -1,9 +1,9 @@
-"""TFP201: a tf.function reads a global that is reassigned later: the traced value goes stale."""
+"""TFP201: a tf.function reads a global (or ``self.x``) that is reassigned later: the traced value goes stale."""
 from __future__ import annotations
 
 import ast
 import builtins
-from typing import Iterator, cast
+from typing import Iterator, TypeGuard, cast
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
@@ -25,7 +25,10 @@ class StaleGlobalCapture(Rule):
     docs = """
     ## What it does
     Finds module-level names read inside a tf.function that the program assigns again after
-    the function is defined (at module level, or through `global` in another function).
+    the function is defined (at module level, or through `global` in another function). Also
+    `self.x` read by a tf.function method when another method of the class calls it again and
+    again and assigns `self.x` a new value (`self.pl_mean = 0.99 * self.pl_mean + ...` after
+    each `self.train_step(...)`): tf.function does not trace again when an attribute changes.
 
     ## Why is this slow
     It is a correctness trap, not a speed problem. The value of a Python global is captured when
@@ -42,7 +45,10 @@ class StaleGlobalCapture(Rule):
     the module calls the function (directly, through its own functions, or with Keras' `fit`
     on an object of the method's class) both before and after it: one made before the first
     call is what the first trace sees, and a notebook section that rebinds the name and
-    defines the function again starts over.
+    defines the function again starts over. For `self.x`: when the method that assigns it runs
+    once (`self.scale = scale` before its loop over the steps), is traced itself, or assigns a
+    new object (`tf.Variable(...)`, a layer or model); and for attributes called (`self.dense(x)`)
+    or read through (`self.optimizer.lr`).
 
     ## Fix
     Pass the value as an argument (a tensor), or keep it in a `tf.Variable` and update it with
@@ -115,6 +121,88 @@ class StaleGlobalCapture(Rule):
                     label=f"stale after line {later}",
                     cites=(later,),
                 )
+            yield from self._stale_attributes(ctx, fn)
+
+    def _stale_attributes(self, ctx: RuleContext, fn: TFFunction) -> Iterator[Finding]:
+        """``self.x`` read by a tf.function method, and assigned a new value by a method of its
+        class that calls it again and again: the trace keeps the first value (tf.function does
+        not look at ``self``'s attributes to decide whether to trace again)."""
+        facts = ctx.facts
+        cls = fn.owner_class
+        if cls is None or fn.node is None:
+            return
+        attributes = [node for node in walk_same_scope(fn.node) if _self_attribute(node)]
+        stored = {node.attr for node in attributes if not isinstance(node.ctx, ast.Load)}
+        reads: dict[str, ast.Attribute] = {}
+        for node in sorted(attributes, key=lambda n: (n.lineno, n.col_offset)):
+            parent = facts.parent(node)
+            if not isinstance(node.ctx, ast.Load) or node.attr in stored or isinstance(parent, ast.Attribute) \
+                    or isinstance(parent, ast.Call) and parent.func is node:
+                continue  # ``self.layer(x)``, ``self.opt.lr``: objects, not values
+            reads.setdefault(node.attr, node)
+        for attr, node in reads.items():
+            later = _rebound_between_calls(ctx, fn, cls, attr)
+            if later is not None:
+                yield self.finding(
+                    ctx,
+                    node,
+                    f"`{function_label(fn)}` keeps the value `self.{attr}` had when it was traced: the new value "
+                    f"assigned on line {later} is ignored (no retrace); pass it as an argument or use a tf.Variable",
+                    label=f"stale after line {later}",
+                    cites=(later,),
+                )
+
+
+def _self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _rebound_between_calls(ctx: RuleContext, fn: TFFunction, cls: ast.ClassDef, attr: str) -> int | None:
+    """The line where a method of ``cls`` that calls ``fn`` (``self.train_step(...)``) assigns
+    ``self.<attr>`` a new value, when that method runs again and again (called from a loop) or
+    does both in one loop: the next call runs the old trace. Not in a method that is traced
+    itself (its assignment runs at trace time), nor for a new ``tf.Variable`` or object."""
+    facts = ctx.facts
+    for call in tf_function_calls(ctx, fn):
+        method = facts.enclosing_function(call)
+        if method is None or method is fn.node or method not in cls.body or facts.in_tf_function(method) is not None:
+            continue
+        stores = [node for node in walk_same_scope(method) if _assigns_attribute(node, attr)]
+        stores = [node for node in stores if not _assigns_an_object(facts, node)]
+        if not stores:
+            continue
+        if facts.is_called_repeatedly(method):
+            return min(cast("ast.stmt", node).lineno for node in stores)
+        call_loops = facts.enclosing_loops(call)
+        for node in stores:
+            if any(loop in call_loops for loop in facts.enclosing_loops(node)):
+                return cast("ast.stmt", node).lineno
+    return None
+
+
+def _assigns_attribute(node: ast.AST, attr: str) -> bool:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and getattr(node, "value", None) is not None:
+        targets = [node.target]
+    else:
+        return False
+    for target in targets:
+        for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            if _self_attribute(item) and item.attr == attr:
+                return True
+    return False
+
+
+def _assigns_an_object(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``self.x = tf.Variable(...)``, ``self.model = Model(...)``: a new object (a variable is
+    read at run time; a model swapped for another is not a value the step computes with)."""
+    value = getattr(node, "value", None)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return facts.qualname(func) in _LIVE_CONSTRUCTORS or last[:1].isupper()
 
 
 def _names_assigned_through_global(facts: ModuleFacts) -> dict[str, int]:
