@@ -1,0 +1,193 @@
+"""TFP304: eager execution switched on for good: Keras' ``run_eagerly=True``, or every tf.function
+run as plain Python by ``tf.config.run_functions_eagerly(True)``."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tfperf_lsp.analysis.astutil import is_true, keyword
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.model import Finding, Severity
+from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.context import RuleContext
+
+_RUN_FUNCTIONS_EAGERLY = frozenset({"tensorflow.config.run_functions_eagerly",
+                                    "tensorflow.config.experimental_run_functions_eagerly"})
+# What a run_eagerly=True slows down: Keras' own loops, run on the model it was compiled on.
+_KERAS_LOOPS = frozenset({"fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"})
+
+
+class EagerExecutionForced(Rule):
+    code = "TFP304"
+    name = "eager-execution-forced"
+    category = "graph"
+    severity = Severity.WARNING
+    summary = "`run_eagerly=True` or `run_functions_eagerly(True)` left on: training runs op by op, without a graph"
+    doc_url = "https://www.tensorflow.org/guide/function#debugging"
+    docs = """
+    ## What it does
+    Finds the switches that turn graph execution off for a whole program, set unconditionally
+    in code that then trains or calls tf.functions:
+    - `model.compile(..., run_eagerly=True)` or `model.run_eagerly = True`, in a file that runs
+      Keras' `fit`, `evaluate`, `predict` or `train_on_batch`;
+    - a `run_eagerly` parameter that defaults to `True` and is passed to `compile` (a trainer's
+      `def train(self, ..., run_eagerly=True)`: every caller that does not pass it trains
+      eagerly);
+    - `tf.config.run_functions_eagerly(True)` (or its `experimental_` name), in a file that
+      defines or runs a `tf.function` or trains a Keras model, and never turns it back off.
+
+    ## Why is this slow
+    They are debugging switches: Keras then runs every training step as Python, op by op, and
+    `run_functions_eagerly(True)` makes every `tf.function` run its Python body instead of its
+    graph. A training epoch is often several times slower (a sequence model measured 2.25 s
+    against 0.22 s an epoch on a CPU).
+
+    ## When it stays silent
+    When the switch is set under an `if` (`if FLAGS.debug:`) or from a variable, flag or
+    setting (`run_eagerly=args.eager`, a parameter that defaults to `False`); when
+    `run_functions_eagerly(False)` turns it back off in the same file (the TensorFlow guide's
+    debugging demo); in test code; and in a file with nothing for it to slow down.
+
+    ## Fix
+    Remove the switch, or set it only while debugging (`run_eagerly=args.debug`). A model that
+    only works eagerly (Python control flow on tensor values, `.numpy()` in `call`) needs that
+    code changed first; no automatic fix.
+    """
+    invalid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            modes = []
+
+
+            class Probe(tf.keras.layers.Layer):
+                def call(self, x):
+                    modes.append(tf.executing_eagerly())
+                    return x
+
+
+            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), Probe(), tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+            model.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), epochs=2, verbose=0)
+            """,
+            verify="""
+            assert modes[-1]  # the training steps ran the layer op by op
+            """,
+        ),
+    )
+    valid = (
+        Example(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            modes = []
+
+
+            class Probe(tf.keras.layers.Layer):
+                def call(self, x):
+                    modes.append(tf.executing_eagerly())
+                    return x
+
+
+            debug = False
+            model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), Probe(), tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse", run_eagerly=debug)
+            model.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), epochs=2, verbose=0)
+            """,
+            verify="""
+            assert not modes[-1]  # fit traced the step into a graph, then replayed it
+            """,
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        if "eagerly" not in facts.source.text:
+            return
+        keras_loops = any(isinstance(c.func, ast.Attribute) and c.func.attr in _KERAS_LOOPS for c in facts.calls)
+        if keras_loops:
+            yield from self._keras_switches(ctx)
+        if keras_loops or facts.tf_functions:
+            yield from self._functions_switch(ctx)
+
+    def _keras_switches(self, ctx: RuleContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        for call in facts.calls:
+            if not (isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
+                continue
+            value = keyword(call, "run_eagerly")
+            if value is None or _conditional(facts, call):
+                continue
+            if is_true(value):
+                yield self.finding(
+                    ctx, value,
+                    "`run_eagerly=True`: Keras runs every training step op by op in Python, without a graph "
+                    "(often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    label="eager training",
+                )
+            elif isinstance(value, ast.Name) and (default := _true_default(facts, call, value.id)) is not None:
+                yield self.finding(
+                    ctx, default,
+                    f"`{value.id}` defaults to True and is passed to `compile(run_eagerly=...)`: every caller that "
+                    "does not set it trains op by op in Python, without a graph (often several times slower) - default it to False",
+                    label="eager by default",
+                )
+        for node in _run_eagerly_assignments(facts):
+            if not _conditional(facts, node):
+                yield self.finding(
+                    ctx, node,
+                    "`run_eagerly = True`: Keras runs every training step op by op in Python, without a graph "
+                    "(often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    label="eager training",
+                )
+
+    def _functions_switch(self, ctx: RuleContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        switches = [c for name in _RUN_FUNCTIONS_EAGERLY for c in facts.calls_by_qualname.get(name, ())]
+        if any(not (c.args and is_true(c.args[0])) for c in switches):
+            return  # turned back off (a debugging demo), or set from a flag
+        for call in switches:
+            if not _conditional(facts, call):
+                yield self.finding(
+                    ctx, call,
+                    "`run_functions_eagerly(True)` makes every tf.function run its Python body op by op instead of its "
+                    "graph (often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    label="tf.function off",
+                )
+
+
+def _conditional(facts: ModuleFacts, node: ast.AST) -> bool:
+    """Under an ``if`` (or a conditional expression) in its own def or at module level:
+    chosen on purpose, often for debugging. The module's ``if __name__ == "__main__":`` does not count."""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, FunctionNode):
+            return False
+        if isinstance(ancestor, ast.IfExp):
+            return True
+        if isinstance(ancestor, ast.If) and "__name__" not in ast.unparse(ancestor.test):
+            return True
+    return False
+
+
+def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None:
+    """The ``True`` default of parameter ``name`` of the def around ``at``, if it has one."""
+    fn = facts.enclosing_function(at)
+    if fn is None or name in facts.assignments_in(fn):
+        return None
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    default = defaults.get(name)
+    return default if default is not None and is_true(default) else None
+
+
+def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:
+    """``model.run_eagerly = True`` statements."""
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Assign) and is_true(node.value) and any(
+                isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets):
+            yield node
