@@ -3,6 +3,7 @@ run as plain Python by ``tf.config.run_functions_eagerly(True)``."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import is_true, keyword
@@ -186,8 +187,16 @@ def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None
 
 
 def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:
-    """``model.run_eagerly = True`` statements."""
-    for node in ast.walk(facts.tree):
-        if isinstance(node, ast.Assign) and is_true(node.value) and any(
-                isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets):
-            yield node
+    """``model.run_eagerly = True`` statements: only the top-level statements whose lines
+    name it are walked (a whole-tree walk cost more than the rest of the rule)."""
+    lines = {number for number, line in enumerate(facts.source.lines, 1) if _SETS_RUN_EAGERLY.search(line)}
+    for stmt in facts.tree.body:
+        if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign) and is_true(node.value) and any(
+                    isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets):
+                yield node
+
+
+_SETS_RUN_EAGERLY = re.compile(r"\.run_eagerly\s*=[^=]")
