@@ -218,20 +218,32 @@ def _small_batch(call: ast.Call) -> bool:
 
 def _indexes_its_element(fn: MapFunction) -> bool:
     """The function subscripts a parameter or a value made from it (``w[:-1]``, ``x[0]``,
-    ``tf.strings.split(row)[0]``, ``tf.gather(columns, [3, 5])``): on a batch that indexes the
-    batch axis instead, so ``batch`` then ``map`` would not give the same result. (A string key,
-    ``features["image"]``, reads a dict the same way on a batch.)"""
+    ``tf.strings.split(row)[0]``, ``tf.shape(tokens)[0]``, ``tf.gather(columns, [3, 5])``), or
+    reads its shape (``tf.shape(x)``, ``x.shape``, ``len(x)``): on a batch that indexes the
+    batch axis, or gives the batch's shape, instead, so ``batch`` then ``map`` would not give
+    the same result. (A string key, ``features["image"]``, reads a dict the same way on a batch.)"""
     if fn.node is None:
         return False
     element = _derived_from(fn.node, set(fn.params))
     for node in ast.walk(fn.node):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in element:
+        if isinstance(node, ast.Subscript) and _reads(node.value, element):
             if not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
                 return True
         if isinstance(node, ast.Call) and _called(node) == "gather" and node.args and not any(k.arg in ("axis", "batch_dims") for k in node.keywords) \
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in element:
             return True  # tf.gather(columns, [3, 5]): axis 0, the batch axis once batched
+        if isinstance(node, ast.Call) and _called(node) in _SHAPE_READS and node.args and _reads(node.args[0], element):
+            return True  # tf.shape(tokens): one sequence's length, the batch's shape once batched
+        if isinstance(node, ast.Attribute) and node.attr == "shape" and _reads(node.value, element):
+            return True
     return False
+
+
+_SHAPE_READS = frozenset({"shape", "size", "rank", "len", "shape_n"})
+
+
+def _reads(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
 
 
 def _reshapes_one_element(fn: MapFunction) -> bool:

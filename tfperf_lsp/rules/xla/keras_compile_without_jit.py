@@ -16,7 +16,9 @@ from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.common import builds_image_convolutions, built_by_imported
 from tfperf_lsp.rules.keras._keras import model_construction, small_model
+from tfperf_lsp.rules.precision._policy import device_facts
 from tfperf_lsp.rules.xla._common import EXTENSION_LIBRARIES, targets_tpu, uses_sparse_tensors
 
 _SOURCES = ("tensorflow.python.keras", "tensorflow.keras", "tf_keras", "keras")
@@ -63,6 +65,12 @@ class KerasCompileWithoutJit(Rule):
     TensorFlow Hub layers): variable-length sequences compile again for each length, and string
     ops do not compile at all.
 
+    On a CPU (`--device cpu`, a `# tfperf: device=cpu` comment, or the editor's device
+    setting), for a model of image convolutions (the file builds `Conv2D`,
+    `DepthwiseConv2D`... layers, or the model comes from a builder imported from such a file):
+    XLA made those steps slower there (a small depthwise-convolution CIFAR network, 21-26 ms a
+    step without it, 115-128 ms with it), as for TFP501.
+
     ## Fix
     Adds `jit_compile=True`. Marked unsafe: results move within float tolerance, a model with an
     op XLA cannot compile then fails in `fit`, and it can be slower - benchmark it. Checked with
@@ -108,6 +116,7 @@ class KerasCompileWithoutJit(Rule):
         if uses_sparse_tensors(facts):
             return  # sparse ops have no XLA kernel (as TFP501)
         file_sources = facts.imports.keras_sources
+        convolutions_on_cpu = device_facts(ctx).gpu is False and builds_image_convolutions(facts)
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
@@ -124,6 +133,8 @@ class KerasCompileWithoutJit(Rule):
                 continue
             if not _trained_at_length(facts, call, func.value):
                 continue
+            if device_facts(ctx).gpu is False and (convolutions_on_cpu or _built_by_imported_convolutions(ctx, func.value, call)):
+                continue  # image convolutions on a CPU: XLA made them slower (as TFP501)
             yield self.finding(
                 ctx,
                 call,
@@ -135,6 +146,14 @@ class KerasCompileWithoutJit(Rule):
                 fix_applicability="unsafe",
                 head_only=True,
             )
+
+
+def _built_by_imported_convolutions(ctx: RuleContext, name: ast.Name, at: ast.expr) -> bool:
+    """The model is built by a def or class imported from a file of the project that builds
+    image convolutions (``model = ResNet18()``, ``from resnet import ResNet18``)."""
+    built = model_construction(ctx.facts, name, at)
+    return built is not None and ctx.workspace is not None and isinstance(built[0], ast.Call) \
+        and built_by_imported(ctx, built[0].func, builds_image_convolutions)
 
 
 def _assigned_visibly(facts: ModuleFacts, name: ast.Name, at: ast.AST) -> bool:
