@@ -898,6 +898,9 @@ def is_short_loop(loop: ast.AST) -> bool:
     if not iterables:
         return False  # while loops: unknown count
     for iterable in iterables:
+        while (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in _SAME_COUNT
+               and len(iterable.args) == 1):
+            iterable = iterable.args[0]  # ``enumerate((10, 250))``: as many items as the literal
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) <= _SHORT:
             continue
         if _peeks(iterable):
@@ -910,6 +913,9 @@ def is_short_loop(loop: ast.AST) -> bool:
                 continue
         return False
     return True
+
+
+_SAME_COUNT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple"})
 
 
 def _base_name(base: ast.expr) -> str:

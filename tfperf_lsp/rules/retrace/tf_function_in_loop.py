@@ -6,10 +6,11 @@ from functools import partial
 from typing import Iterator
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
+from tfperf_lsp.analysis.hotness import is_short_loop
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rewrite.edits import whole_lines
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label
+from tfperf_lsp.rules.common import function_label, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -52,6 +53,9 @@ class TfFunctionInLoop(Rule):
     in a def that asks for its concrete function or saves a SavedModel (an export once per
     checkpoint): the trace is the point, and a new object traces its own methods wherever its
     class is defined.
+    Silent in a loop over a handful of literal items whose every call of the function passes a
+    value the loop makes anew (`for n in (10, 250):` building a model per `n` and sampling it):
+    created once, the function would trace as often.
     Test code is silent (a loop of `get_concrete_function` per shape is a test's purpose).
 
     ## Fix
@@ -107,6 +111,9 @@ class TfFunctionInLoop(Rule):
                     continue  # one trace per iteration, paid back by the inner loop's calls
                 if _handed_on_uncalled(facts, fn.name, loop):
                     continue  # one function per host or model, bound or stored for later calls
+                if is_short_loop(loop) and _called_with_new_arguments(ctx, fn, loop):
+                    continue  # a handful of iterations, each with arguments of its own (``for n in (10, 250)``
+                    # building a model per n): created once, it would trace as often
                 title = f"Move `{name} = tf.function(...)` before the loop"
                 hoist = None
                 if isinstance(loop, _LOOPS) and isinstance(stmt, ast.Assign) and _hoistable(facts, stmt, fn.wrapper, loop):
@@ -136,6 +143,20 @@ class TfFunctionInLoop(Rule):
                     label=f"new tf.function per {outer.name}() call",
                     head_only=True,
                 )
+
+
+def _called_with_new_arguments(ctx: RuleContext, fn: TFFunction, loop: ast.AST) -> bool:
+    """Every call of ``fn`` in ``loop`` passes a value the loop makes anew on each iteration."""
+    facts = ctx.facts
+    parent = facts.parent(fn.wrapper)
+    calls = [parent] if isinstance(parent, ast.Call) and parent.func is fn.wrapper else []
+    calls += [call for call in tf_function_calls(ctx, fn) if loop in facts.ancestors(call)]
+    if not calls:
+        return False
+    changed = facts.names_changed_by(loop)
+    return all(any(isinstance(node, ast.Name) and node.id in changed
+                   for arg in [*call.args, *(k.value for k in call.keywords)] for node in ast.walk(arg))
+               for call in calls)
 
 
 def _traced_for_export(facts: ModuleFacts, fn: TFFunction, outer: ast.AST) -> bool:
