@@ -51,6 +51,8 @@ class HostSyncInLoop(Rule):
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
+    When the iteration also copies other tensors to the host and keeps them (an MCMC loop that
+    records `state[0].numpy()` per iteration): it waits there anyway.
     A second read of the same result in one iteration (`float(loss)` for a list, then
     `loss.numpy()` for a log), or of another output of the same step call
     (`loss_g.numpy(), loss_d.numpy()` after `loss_g, loss_d = train_step(...)`), is not reported
@@ -105,6 +107,8 @@ class HostSyncInLoop(Rule):
         for loop, outputs in _training_loops(ctx).items():
             synced: dict[ast.AST | str, int] = {}  # step call -> line of its first read: a second read waits for nothing
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
+            if _kept_reads_of_other_values(facts, loop, {id(node) for node, _ in syncs}):
+                continue  # every iteration waits there anyway (MCMC samples recorded per step): no wait to save
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
                 loops = facts.enclosing_loops(node)
                 if not loops or loops[0] is not loop or _conditional(facts, node, loop):
@@ -127,6 +131,20 @@ class HostSyncInLoop(Rule):
                     f"keep the tensors (or a metric updated inside the step) and read them every few steps",
                     label="host sync every step",
                 )
+
+
+def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: set[int]) -> bool:
+    """The loop's body also copies another tensor to the host on every iteration and keeps it
+    (``samples[t, :] = state[0].numpy()``): that read waits for the device too, so deferring the
+    step's result would save no wait."""
+    for node in walk_same_scope(loop):
+        if id(node) in step_reads or not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                                          and node.func.attr == "numpy" and not node.args):
+            continue
+        loops = facts.enclosing_loops(node)
+        if loops and loops[0] is loop and not _conditional(facts, node, loop) and not _discarded(facts, node):
+            return True
+    return False
 
 
 def _rebound_between(loop: ast.AST, name: str, first: int, last: int) -> bool:
