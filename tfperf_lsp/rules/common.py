@@ -153,8 +153,12 @@ def _imported_answers(ctx: RuleContext) -> dict[tuple[Callable[[ModuleFacts, ast
 
 def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
     """The class name of the Keras layer ``call`` builds (``LSTM`` for ``tf.keras.layers.LSTM(8)``
-    or ``tf.compat.v1.keras.layers.LSTM``); None when it builds none."""
-    qualname = facts.qualname(call.func) or ""
+    or ``tf.compat.v1.keras.layers.LSTM``), or makes a builder of (``functools.partial(LSTM,
+    ...)``); None when it builds none."""
+    func = call.func
+    if facts.qualname(func) == "functools.partial" and call.args:
+        func = call.args[0]  # ``LSTM = functools.partial(tf.keras.layers.LSTM, implementation=2)``
+    qualname = facts.qualname(func) or ""
     if qualname.startswith(_KERAS_LAYER_MODULES):
         return qualname.rsplit(".", 1)[-1]
     return None
@@ -186,8 +190,10 @@ RECURRENT_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "
 
 def keras_layers_in_file(facts: ModuleFacts) -> set[str]:
     """The class names of every Keras layer the file builds somewhere (``keras_layer`` of all
-    its calls, from the index of calls by name)."""
-    return {name.rsplit(".", 1)[-1] for name in facts.calls_by_qualname if name.startswith(_KERAS_LAYER_MODULES)}
+    its calls, from the index of calls by name), or wraps in ``functools.partial`` to build."""
+    layers = {name.rsplit(".", 1)[-1] for name in facts.calls_by_qualname if name.startswith(_KERAS_LAYER_MODULES)}
+    partial_layers = (keras_layer(facts, call) for call in facts.calls_by_qualname.get("functools.partial", ()))
+    return layers | {layer for layer in partial_layers if layer is not None}
 
 
 def eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:

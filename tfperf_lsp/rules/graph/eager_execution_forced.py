@@ -31,6 +31,8 @@ class EagerExecutionForced(Rule):
     in code that then trains or calls tf.functions:
     - `model.compile(..., run_eagerly=True)` or `model.run_eagerly = True`, in a file that runs
       Keras' `fit`, `evaluate`, `predict` or `train_on_batch`;
+    - `compile(run_eagerly=ENABLE_EAGER)` where the file sets that name to `True`, once, at
+      module level (a notebook's settings cell);
     - a `run_eagerly` parameter that defaults to `True` and is passed to `compile` (a trainer's
       `def train(self, ..., run_eagerly=True)`: every caller that does not pass it trains
       eagerly);
@@ -44,8 +46,9 @@ class EagerExecutionForced(Rule):
     against 0.22 s an epoch on a CPU).
 
     ## When it stays silent
-    When the switch is set under an `if` (`if FLAGS.debug:`) or from a variable, flag or
-    setting (`run_eagerly=args.eager`, a parameter that defaults to `False`); when
+    When the switch is set under an `if` (`if FLAGS.debug:`) or from a flag, an argument or a
+    variable the file assigns more than once (`run_eagerly=args.eager`, a parameter that
+    defaults to `False`); when
     `run_functions_eagerly(False)` turns it back off in the same file (the TensorFlow guide's
     debugging demo); in test code; and in a file with nothing for it to slow down.
 
@@ -129,6 +132,15 @@ class EagerExecutionForced(Rule):
                     "(often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
                     label="eager training",
                 )
+            elif isinstance(value, ast.Name) and (line := _true_constant(facts, call, value.id)) is not None:
+                yield self.finding(
+                    ctx, value,
+                    f"`{value.id}` is set to True on line {line} and passed to `compile(run_eagerly=...)`: Keras runs every "
+                    "training step op by op in Python, without a graph (often several times slower) - it is a debugging "
+                    "switch: set it to False unless debugging",
+                    label="eager training",
+                    cites=(line,),
+                )
             elif isinstance(value, ast.Name) and (default := _true_default(facts, call, value.id)) is not None:
                 yield self.finding(
                     ctx, default,
@@ -171,6 +183,24 @@ def _conditional(facts: ModuleFacts, node: ast.AST) -> bool:
         if isinstance(ancestor, ast.If) and "__name__" not in ast.unparse(ancestor.test):
             return True
     return False
+
+
+def _true_constant(facts: ModuleFacts, at: ast.AST, name: str) -> int | None:
+    """The line where ``name``, a module-level setting the file assigns once (``ENABLE_EAGER =
+    True``, unconditionally), is set to ``True``; None for anything else (a parameter, a flag)."""
+    fn = facts.enclosing_function(at)
+    if fn is not None and (name in facts.assignments_in(fn) or name in _parameters(fn)):
+        return None
+    assignments = facts.module_assignments.get(name, [])
+    if len(assignments) != 1 or not isinstance(assignments[0], ast.Assign) or not is_true(assignments[0].value):
+        return None
+    stmt = assignments[0]
+    return None if _conditional(facts, stmt) or stmt not in facts.tree.body else stmt.lineno
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = fn.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
 
 
 def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None:

@@ -7,7 +7,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator, cast
 
 from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value, keyword
-from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, target_names, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
 from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, one_call_per_model
 from tfperf_lsp.model import Finding, Fix, Severity
@@ -221,7 +221,8 @@ class PredictInLoop(Rule):
                 continue  # ``fit(..., epochs=5000)`` then ``predict(x)`` to report: the fit sets the pace
             if x is not None and (_times_the_same_call(facts, loops[0], x) or _warms_up_a_timed_loop(facts, loops[0], x)):
                 continue  # a benchmark of predict itself (or its warm-up): the repeats are the point
-            if x is not None and (_a_dataset(facts, x) or _inputs_of_yielded_pairs(facts, loops[0], x)
+            if x is not None and (_a_dataset(facts, x) or _a_field_of_a_loop_record(facts, loops, x)
+                                  or _inputs_of_yielded_pairs(facts, loops[0], x)
                                   or _an_element_of_a_dataset(facts, loops[0], x)):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             if _large_batch_size(facts, call):
@@ -230,7 +231,8 @@ class PredictInLoop(Rule):
             # the weights change between calls: they cannot be joined (unless only another model
             # trains there: a DQN's target network predicts beside ``self.model.fit``)
             trains = ctx.hot.trains(loops[0], through_steps=False) and not _trains_other_models_only(facts, loops[0], receiver)
-            carried = flow.carried or (x is not None and _stateful(facts)) or trains
+            stateful = x is not None and _stateful(facts)
+            carried = flow.carried or stateful or trains
             grows = flow.grows  # an input the loop makes longer every time: one trace per length
             if _recurrent(facts, receiver, call):
                 # Called directly, a recurrent model runs its time loop op by op: no faster than
@@ -277,9 +279,10 @@ class PredictInLoop(Rule):
                            f"weights change between calls, so they cannot be joined): call {direct}, or a "
                            f"{_graph_of(name, grows)} made once before the loop{_growth_note(grows)}")
             elif carried:
-                message = (f"`{name}.predict` runs in a loop, paying its setup on every call, on an input built from "
-                           f"earlier iterations: call {direct}, or a {_graph_of(name, True)} "
-                           f"made once before the loop{_growth_note(grows)}")
+                why = "on an input built from earlier iterations" if flow.carried or not stateful else \
+                    "on a stateful model (each call goes on from the state the last one left)"
+                message = (f"`{name}.predict` runs in a loop, paying its setup on every call, {why}: call {direct}, "
+                           f"or a {_graph_of(name, True)} made once before the loop{_growth_note(grows)}")
             else:
                 message = (f"`{name}.predict` runs in a loop, paying its setup on every call: if `{x_text}` is small, call "
                            f"{direct}; otherwise batch the inputs into one `predict`")
@@ -732,6 +735,20 @@ def _an_element_of_a_dataset(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> 
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in items:
             items |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return x.id in items
+
+
+def _a_field_of_a_loop_record(facts: ModuleFacts, loops: list[ast.AST], x: ast.expr) -> bool:
+    """``d = datasets[r]`` then ``model.predict(d["data"])``, or ``for batch in loader:
+    model.predict(batch["image"])``: a named field of a record the loop goes through. What it
+    holds (a dataset, a batch, one sample) is not in sight, so neither is whether a direct call
+    could take it."""
+    if not (isinstance(x, ast.Subscript) and isinstance(x.value, ast.Name)
+            and isinstance(x.slice, ast.Constant) and isinstance(x.slice.value, str)):
+        return False
+    record = x.value.id
+    return any(record in facts.loop_targets(loop) or any(
+        record in target_names(target) for stmt in walk_same_scope(loop) if isinstance(stmt, ast.Assign)
+        for target in stmt.targets) for loop in loops)
 
 
 def _stateful(facts: ModuleFacts) -> bool:
