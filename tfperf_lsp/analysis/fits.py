@@ -84,13 +84,17 @@ _SKLEARN_ROWS = {"load_iris": 150, "load_wine": 178, "load_diabetes": 442, "load
 
 def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | None:
     """The leading dimension of an array built with literal sizes (``np.random.randn(1, 20)``,
-    ``np.zeros((8, 3)).astype("f")``, ``np.array([1.0, 2.0, 3.0])``), or loaded from a small
+    ``np.zeros((8, 3)).astype("f")``, ``np.array([1.0, 2.0, 3.0])``), at most, for the first
+    rows of any array (``X_train[:64]``: 64, or fewer if it has fewer), or loaded from a small
     built-in dataset (``(x, y), _ = keras.datasets.boston_housing.load_data()``: 404 rows; at most
     150 for scikit-learn's ``load_iris()``), directly or through the name it is assigned to."""
     if depth > 3:
         return None
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
         return literal_rows(facts, expr.elts[0], depth + 1)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.lower is None \
+            and expr.slice.step is None and (stop := _int_constant(expr.slice.upper)) is not None and stop >= 0:
+        return stop  # ``X_train[:64]``: at most 64 rows, whatever X_train holds
     if isinstance(expr, ast.Name):
         assignment = facts.reaching_assignment(expr)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import is_true, keyword
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -50,7 +51,9 @@ class EagerExecutionForced(Rule):
     variable the file assigns more than once (`run_eagerly=args.eager`, a parameter that
     defaults to `False`); when
     `run_functions_eagerly(False)` turns it back off in the same file (the TensorFlow guide's
-    debugging demo); in test code; and in a file with nothing for it to slow down.
+    debugging demo); when every `fit` of the compiled model runs a few steps the code writes down
+    (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); in test code; and in a file with
+    nothing for it to slow down.
 
     ## Fix
     Remove the switch, or set it only while debugging (`run_eagerly=args.debug`). A model that
@@ -72,9 +75,10 @@ class EagerExecutionForced(Rule):
                     return x
 
 
+            data = tf.data.Dataset.from_tensor_slices((np.ones((8, 4), "float32"), np.ones((8, 1), "float32"))).batch(4)
             model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), Probe(), tf.keras.layers.Dense(1)])
             model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
-            model.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), epochs=2, verbose=0)
+            model.fit(data, epochs=2, verbose=0)
             """,
             verify="""
             assert modes[-1]  # the training steps ran the layer op by op
@@ -97,9 +101,10 @@ class EagerExecutionForced(Rule):
 
 
             debug = False
+            data = tf.data.Dataset.from_tensor_slices((np.ones((8, 4), "float32"), np.ones((8, 1), "float32"))).batch(4)
             model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), Probe(), tf.keras.layers.Dense(1)])
             model.compile(optimizer="sgd", loss="mse", run_eagerly=debug)
-            model.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), epochs=2, verbose=0)
+            model.fit(data, epochs=2, verbose=0)
             """,
             verify="""
             assert not modes[-1]  # fit traced the step into a graph, then replayed it
@@ -125,6 +130,10 @@ class EagerExecutionForced(Rule):
             value = keyword(call, "run_eagerly")
             if value is None or _conditional(facts, call):
                 continue
+            if isinstance(call.func.value, ast.Name):
+                fits = fit_uses(facts, call, call.func.value.id)
+                if fits and few_steps(facts, fits):
+                    continue  # a demo that fits a handful of steps to show the step run eagerly
             if is_true(value):
                 yield self.finding(
                     ctx, value,
