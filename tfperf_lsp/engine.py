@@ -170,6 +170,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # that code calls: the author shows the failure on purpose (the TensorFlow guide does).
     if ctx.hot.in_error_demonstration(line):
         return True
+    # Code under ``if False:``: it never runs, so neither its cost nor its traps matter.
+    if ctx.hot.in_dead_code(line):
+        return True
     # Code shown, never run (``print(tf.autograph.to_code(f.python_function))``, f called nowhere).
     if ctx.hot.in_code_only_shown(line):
         return True

@@ -242,6 +242,25 @@ class HotCode:
         return any(start <= line <= end for start, end in self.disabled_lines)
 
     @cached_property
+    def dead_lines(self) -> list[tuple[int, int]]:
+        """0-based, inclusive line ranges of blocks that never run: under ``if False:`` / ``if 0:``
+        (or ``while False:``), and the ``else`` of ``if True:`` (a notebook's switched-off cell:
+        judged wrong on a legacy import under ``if False:``)."""
+        if not _DEAD_TEST.search(self.facts.source.text):
+            return []
+        ranges = []
+        for node in ast.walk(self.facts.tree):
+            if not isinstance(node, (ast.If, ast.While)) or not isinstance(node.test, ast.Constant):
+                continue
+            block = node.body if not node.test.value else node.orelse if isinstance(node, ast.If) else []
+            if block:
+                ranges.append((first_line(block[0]) - 1, (block[-1].end_lineno or block[-1].lineno) - 1))
+        return ranges
+
+    def in_dead_code(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.dead_lines)
+
+    @cached_property
     def superseded_lines(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
         """Top-level defs and classes that the module defines again further down (a notebook shows
         a version, then the fixed one: ``add_noise`` with ``np.random``, then with ``tf.random``),
@@ -915,6 +934,7 @@ def is_short_loop(loop: ast.AST) -> bool:
     return True
 
 
+_DEAD_TEST = re.compile(r"^[ \t]*(?:if|elif|while)[ \t(]+(?:False|0|True)[ \t)]*:", re.M)
 _SAME_COUNT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple"})
 
 

@@ -62,7 +62,9 @@ class NoCache(Rule):
     dataset in memory (use `.cache(filename)` for large data). Not offered (hint only) when a
     `shuffle`, a random map or a `repeat` comes before the map: caching after a shuffle replays
     the first epoch's order in every epoch, and caching an infinite dataset never completes;
-    there, move the map before the shuffle and cache after it.
+    there, move the map before the shuffle and cache after it. Silent when a `repeat` and another
+    of these come before the map (`list_files(...).repeat(n).interleave(...).shuffle(...).map(f)`):
+    the cache would have to move above the repeat, with the map, and no one-line advice fits.
     """
     invalid = (
         Example(
@@ -135,7 +137,11 @@ class NoCache(Rule):
                 continue  # the step sets the pace: a cache would save CPU time, not training time
             label = function_label(step.call)
             why = fn.expensive or f"{fn.cost} ops"
-            blocker = _upstream_blocker(model, step)
+            blockers = _upstream_blockers(model, step)
+            if "repeat" in blockers and len(set(blockers)) > 1:
+                continue  # ``list_files().repeat().interleave().shuffle().map()``: the cache would have to move
+                # above the repeat with the map, and the shuffles around it rearranged: no one-line advice
+            blocker = blockers[0] if blockers else None
             where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
             if consumer.validation:
                 where = "fit validates on it every epoch"
@@ -272,17 +278,20 @@ def _repeats(ctx: RuleContext, step: Step) -> bool:
     return value is None or value > 1 or value == -1
 
 
-def _upstream_blocker(model: Pipelines, step: Step) -> str | None:
+def _upstream_blockers(model: Pipelines, step: Step) -> list[str]:
+    """What comes before the map that a cache right after it would freeze or never finish
+    reading, nearest first."""
+    blockers = []
     for before in (step.parent.upstream() if step.parent else ()):
         if before.method == "shuffle":
-            return "shuffle"
-        if before.method == "repeat":
-            return "repeat"
-        if before.method == "map" and model.map_function(before).random:
-            return "random map"
-        if before.qualname and before.qualname.endswith("list_files") and not _no_shuffle(before):
-            return "file order of list_files"
-    return None
+            blockers.append("shuffle")
+        elif before.method == "repeat":
+            blockers.append("repeat")
+        elif before.method == "map" and model.map_function(before).random:
+            blockers.append("random map")
+        elif before.qualname and before.qualname.endswith("list_files") and not _no_shuffle(before):
+            blockers.append("file order of list_files")
+    return blockers
 
 
 def _no_shuffle(step: Step) -> bool:

@@ -35,6 +35,19 @@ def other_keras_backend(facts: ModuleFacts) -> str | None:
     return None if cached in (None, "tensorflow") else cached
 
 
+def multi_backend_keras(facts: ModuleFacts, keras_version: str | None) -> bool:
+    """The file imports standalone ``keras`` and nothing of TensorFlow, and no setting says it is
+    Keras 3 (``kerasVersion``, or ``KERAS_BACKEND`` set to ``"tensorflow"``): it may be the
+    multi-backend Keras 2.0-2.3 of older books and courses, whose ``compile()`` has none of
+    TensorFlow's options (``steps_per_execution``, ``jit_compile``) and whose models run in
+    TensorFlow 1 graphs."""
+    if facts.imports.keras_sources != {"keras"}:
+        return False
+    if any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
+        return False
+    return not (str(keras_version or "").startswith("3") or _selected_backend(facts) == "tensorflow")
+
+
 def _selected_backend(facts: ModuleFacts) -> str | None:
     if "KERAS_BACKEND" not in facts.source.text:
         return None

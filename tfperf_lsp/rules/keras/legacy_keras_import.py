@@ -54,7 +54,8 @@ class LegacyKerasImport(Rule):
     imports, but `tensorflow.python.keras.optimizers` no longer has `Adam`, and a legacy model's
     `fit` raises `AttributeError: module 'tensorflow.python.distribute.input_lib' has no
     attribute 'DistributedDatasetInterface'`; `train_on_batch` still runs; a legacy `Dense`
-    passed to a `tf.keras.Sequential` raises ValueError.
+    passed to a `tf.keras.Sequential` raises ValueError, and legacy `Dense` sublayers of a
+    `tf.keras` layer are not tracked (the layer reports 0 weights: they never train or save).
 
     One finding per file, on its first such import; the fix moves every one of them (and is
     offered only when it can move them all).
@@ -140,7 +141,8 @@ class LegacyKerasImport(Rule):
         if fixable and len(fixable) == len(legacy_imports):
             title = f"Import from {fixable[0][1][1]}" + (f" ({len(fixable)} imports)" if more else "")
         why = (f"its {_failing_callbacks_named(node)} in Keras 3's fit on TF 2.21" if legacy == LEGACY + ".callbacks"
-               else "a separate class hierarchy; on TF 2.21 its fit() fails")
+               else "a separate class hierarchy: on TF 2.21 its models' fit() fails, and Keras refuses its layers "
+               "or leaves their weights untracked")
         yield self.finding(
             ctx, node,
             f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 ({why}){also}: import from {public} instead",

@@ -17,7 +17,7 @@ from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import IMAGE_CONVOLUTIONS, keras_layer
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import model_construction, other_keras_backend, small_model, target_keras, tf_before
+from tfperf_lsp.rules.keras._keras import model_construction, multi_backend_keras, other_keras_backend, small_model, target_keras, tf_before
 from tfperf_lsp.rules.precision._policy import device_facts
 
 STEPS = 32
@@ -51,7 +51,9 @@ class StepsPerExecution(Rule):
     ## When it stays silent
     In a file that runs Keras 3 on another backend (`os.environ["KERAS_BACKEND"] = "jax"`): the
     JAX trainer runs the grouped steps as a Python loop, one jitted step each, so every step still
-    returns to Python. When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
+    returns to Python. In a file that imports standalone `keras` and nothing of TensorFlow, unless
+    the settings say Keras 3 (`kerasVersion = "3"`) or the file sets `KERAS_BACKEND` to
+    `"tensorflow"`: the multi-backend Keras 2.0-2.3 of older books has no such option. When `steps_per_execution` is set (or `**kwargs` may set it); when the model is not built
     visibly in this file (a parameter), is large, or contains layers tfperf does not size; when
     it has a 2D or 3D convolution, unless the device is a GPU (`--device`, `[tool.tfperf.device]`
     or a `# tfperf: device=gpu` comment): on a CPU the convolutions over images set the step
@@ -128,6 +130,8 @@ class StepsPerExecution(Rule):
         facts = ctx.facts
         if other_keras_backend(facts):
             return  # Keras 3 on JAX runs ``steps_per_execution`` steps as a Python loop of jitted steps
+        if multi_backend_keras(facts, ctx.settings.keras_version):
+            return  # ``import keras`` without TensorFlow: maybe Keras 2.0-2.3, whose compile() has no such option
         for call in facts.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
