@@ -84,7 +84,9 @@ class JitCandidate(Rule):
     or that calls a model built by a def or class imported from such a file of the project
     (`model = ResNet18()`, or a factory of the file that calls one), is silent: the convolutions set its time, and XLA's were slower than TensorFlow's default
     kernels (measured by judges on a 2-core CPU: a small CNN 45 -> 181 ms a step, a ResNet18
-    998 -> 1441 ms, a DCGAN 1111 -> 1199 ms); on a GPU, or a device tfperf does not know, the
+    998 -> 1441 ms, a DCGAN 1111 -> 1199 ms); so is a train step on a CPU that calls a
+    pretrained network, Hugging Face transformers included (a two-tower transformer step, a
+    stand-in for fine-tuning CLIP, 154 -> 173 ms); on a GPU, or a device tfperf does not know, the
     hint stays. A function that loops over a dataset inside
     itself (`for batch in dataset`, or `in iter(dataset)`: an epoch function, and XLA cannot
     compile dataset ops, measured) or reads the next batch itself (`next(self._iterator)`:
@@ -183,8 +185,10 @@ class JitCandidate(Rule):
                 continue  # Keras' LSTM/GRU keep their cuDNN kernel out of XLA (supports_jit False)
             if is_train_step and calls_pretrained(ctx, fn.node) and not loads_pretrained_transformers(facts):
                 continue  # a pretrained network's convolutions set the pace: little left for XLA to fuse
-            if is_train_step and device_facts(ctx).gpu is False and _convolves_images(ctx, fn.node):
-                continue  # on a CPU, XLA's convolutions were slower than the default kernels (measured)
+            if is_train_step and device_facts(ctx).gpu is False and (_convolves_images(ctx, fn.node)
+                                                                     or calls_pretrained(ctx, fn.node)):
+                continue  # on a CPU, XLA's convolutions were slower than the default kernels, and a
+                # pretrained transformer's step too (measured)
             if _called_under_device_scope(ctx, fn):
                 continue  # XLA cannot reach variables placed on another device (measured)
             if _nested_in_a_library_def(ctx, fn):
