@@ -789,4 +789,8 @@ def _has_recurrent_layer(facts: ModuleFacts, construction: ast.Call, scope: ast.
 
 
 def _listed_layers(construction: ast.Call) -> bool:
-    return bool(construction.args) and isinstance(construction.args[0], (ast.List, ast.Tuple))
+    """``Sequential([...])``: the model's layers are the list. (``Model([source, target], out)``
+    lists its inputs: its layers are elsewhere in the file.)"""
+    func = construction.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name == "Sequential" and bool(construction.args) and isinstance(construction.args[0], (ast.List, ast.Tuple))
