@@ -19,7 +19,8 @@ _PREFIX_ALIASES = (
 
 
 # TensorFlow 1 compat names that are the same object as the TF 2 name.
-_SAME_IN_COMPAT_V1 = {"tensorflow.compat.v1.function": "tensorflow.function"}
+_SAME_IN_COMPAT_V1 = {"tensorflow.compat.v1.function": "tensorflow.function",
+                      "tensorflow.compat.v1.GradientTape": "tensorflow.GradientTape"}
 
 
 def canonical(qualname: str) -> str:
