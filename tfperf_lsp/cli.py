@@ -266,10 +266,10 @@ def _write_report(args, report: Report, changed: int, unsafe_only: int, stdin: b
         if unsafe_only and not quiet:
             print(f"{unsafe_only} finding{'s have' if unsafe_only != 1 else ' has'} only unsafe fixes, not in this diff "
                   "(--unsafe-fixes includes them).", file=sys.stderr)
-        if not quiet:
-            fixable = len(report.findings) - unsafe_only
-            print(f"Found {len(report.findings)} finding{'s' if len(report.findings) != 1 else ''}"
-                  f"; {changed} file{'s' if changed != 1 else ''} would change.", file=sys.stderr)
+        if not quiet:  # the findings counted are those the fixed files would still have
+            left = len(report.findings)
+            print(f"{changed} file{'s' if changed != 1 else ''} would change; {left} finding{'s' if left != 1 else ''} "
+                  f"would remain after {'these fixes' if changed else 'fixing'}.", file=sys.stderr)
         return
     out = sys.stderr if stdin and args.fix else sys.stdout  # stdout carries the fixed source
     if args.statistics:
