@@ -228,7 +228,10 @@ def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None
 def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:
     """``model.run_eagerly = True`` statements: only the top-level statements whose lines
     name it are walked (a whole-tree walk cost more than the rest of the rule)."""
-    lines = {number for number, line in enumerate(facts.source.lines, 1) if _SETS_RUN_EAGERLY.search(line)}
+    text = facts.source.text
+    lines = {text.count("\n", 0, match.start()) + 1 for match in _SETS_RUN_EAGERLY.finditer(text)}
+    if not lines:
+        return
     for stmt in facts.tree.body:
         if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
             continue
