@@ -210,3 +210,21 @@ def test_a_global_read_in_a_def_another_def_also_calls_is_the_last():
     facts = facts_of(code)
     first, fn, _, _, second, _ = facts.tree.body
     assert facts.reaching_assignment(fn.body[0].value) is second  # main() runs it after b()
+
+
+def test_a_method_called_on_an_object_built_in_the_same_expression_is_a_call_of_it():
+    facts = facts_of(textwrap.dedent(
+        """\
+        class Agent:
+            def train(self):
+                return 1
+
+        for episode in range(100):
+            Agent().train()
+        Other().train()
+        """
+    ))
+    train = facts.tree.body[0].body[0]
+    [call] = facts.calls_by_def[train]  # ``Other().train()`` is not Agent's
+    assert call.lineno == 6
+    assert facts.is_called_repeatedly(train)

@@ -527,12 +527,14 @@ class ModuleFacts:
         """``holder`` holds an object made by calling the file's class ``cls``: a name (``agent =
         DQNAgent(...)`` before ``agent.act(state)``), or ``self.x`` that every assignment in the
         methods of the class around it makes so (``self.model = ActionStateModel(...)`` before
-        ``self.model.get_action(state)``)."""
+        ``self.model.get_action(state)``), or the call itself (``Agent(env).train()``)."""
         built: Sequence[ast.AST | None]
         if isinstance(holder, ast.Name):
             built = [getattr(self.reaching_assignment_at(holder.id, holder), "value", None)]
         elif isinstance(holder, ast.Attribute) and _is_self_attribute(holder, holder.attr):
             built = self.self_attribute_values(holder)
+        elif isinstance(holder, ast.Call):
+            built = [holder]  # ``Agent(env).train()``: built and used in one expression
         else:
             return False
         return bool(built) and all(isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == cls.name
