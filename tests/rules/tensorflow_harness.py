@@ -15,14 +15,20 @@ def run(source: str, verify: str | None = None) -> dict:
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(0)  # original and fixed code must draw the same numbers
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "example.py")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(source)
-            if verify:
-                handle.write("\n" + textwrap.dedent(verify))
-        with contextlib.redirect_stdout(io.StringIO()):
-            return runpy.run_path(path, run_name="__tfperf_example__")
+    # A case may switch process-wide settings (TFP304's ``run_functions_eagerly(True)``): put them
+    # back, or every later test in this worker would count no traces.
+    eager_functions = tf.config.functions_run_eagerly()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "example.py")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(source)
+                if verify:
+                    handle.write("\n" + textwrap.dedent(verify))
+            with contextlib.redirect_stdout(io.StringIO()):
+                return runpy.run_path(path, run_name="__tfperf_example__")
+    finally:
+        tf.config.run_functions_eagerly(eager_functions)
 
 
 def module_values(namespace: dict) -> dict:
