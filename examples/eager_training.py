@@ -101,7 +101,7 @@ def train_eager(epochs=2):
 standardize_graph = tf.function(standardize)
 
 
-# expect: X1
+# expect-not-cpu: X1
 # expect-none: K3 - decorated with @tf.function
 @tf.function
 def train_step_graph(x, y):

@@ -173,7 +173,7 @@ class LinearRegression:
         self.b = tf.Variable(0.0)
         self.optimizer = tf.keras.optimizers.SGD(learning_rate=0.05)
 
-    # expect: X1
+    # expect-not-cpu: X1
     @tf.function
     def train_step(self, x, y):
         with tf.GradientTape() as tape:

@@ -74,3 +74,20 @@ def test_rows_of_literal_arrays_and_small_built_in_datasets(code, rows):
     facts = facts_of(text)
     fit = next(c for c in facts.calls if getattr(c.func, "id", "") == "fit")
     assert literal_rows(facts, fit.args[0]) == rows
+
+
+def test_rows_of_a_scaled_and_flattened_slice():
+    facts = facts_of(
+        """\
+        (train_images, train_labels), _ = load()
+        train_images = train_images[:1000].reshape(-1, 28 * 28) / 255.0
+        model.fit(train_images, train_labels[:1000], epochs=10)
+        """
+    )
+    assert fit_steps_at_most(facts, last_call(facts, "fit")) == 32 * 10  # 1000 rows at most, batches of 32
+
+
+@pytest.mark.parametrize("data", ["x[:1000].reshape(1000 * 784, 1)", "x[:1000].reshape(-1)", "x[5:1000]", "x[:n]"])
+def test_rows_not_told_when_a_reshape_or_slice_may_change_them(data):
+    facts = facts_of(f"model.fit({data}, y, epochs=10)\n")
+    assert fit_steps_at_most(facts, last_call(facts, "fit")) is None

@@ -5,6 +5,8 @@ Format (one comment per line; several comment lines may stack above the same cod
     # expect: ID[, ID...] [- note]        tfperf must report each ID on the target line
     # expect-gpu: ID[, ID...] [- note]    ... only when the target device is a GPU
                                           (compute capability >= 7.0); nothing on a CPU
+    # expect-not-cpu: ID[, ID...] [- note] ... on a GPU or an unknown device; nothing on a
+                                          known CPU (XLA hints: XLA rarely paid off there)
     # expect-none: ID[, ID...] - why      tfperf must NOT report these IDs on the target line
                                           (a false-positive trap)
 
@@ -44,9 +46,9 @@ KNOWN_IDS = frozenset(
     + [f"K{i}" for i in range(1, 6)]
     + ["G1"]
 )
-KINDS = ("expect", "expect-gpu", "expect-none")
+KINDS = ("expect", "expect-gpu", "expect-not-cpu", "expect-none")
 
-_COMMENT_RE = re.compile(r"^\s*#\s*(expect(?:-gpu|-none)?)\s*:\s*(.*)$")
+_COMMENT_RE = re.compile(r"^\s*#\s*(expect(?:-gpu|-not-cpu|-none)?)\s*:\s*(.*)$")
 _ID_RE = re.compile(r"^[A-Z][0-9]$")
 
 
@@ -58,7 +60,7 @@ class AnswerKeyError(ValueError):
 class Expectation:
     path: str            # as given (str of the file path)
     row: int             # 1-based target row
-    kind: str            # "expect" | "expect-gpu" | "expect-none"
+    kind: str            # "expect" | "expect-gpu" | "expect-not-cpu" | "expect-none"
     ids: Tuple[str, ...]
     note: str
     comment_row: int     # 1-based row of the comment itself

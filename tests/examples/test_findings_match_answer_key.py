@@ -35,7 +35,8 @@ CODES = {
 # train_on_batch loop): select them.
 OPT_IN = {"extend-select": ["TFP106", "TFP802"]}
 GPU = Settings().with_overrides({**OPT_IN, "device": {"gpu": True, "compute_capability": "8.6"}})
-CPU = Settings().with_overrides(OPT_IN)
+CPU = Settings().with_overrides(OPT_IN)  # no device configured: device-dependent rules treat it as unknown
+KNOWN_CPU = Settings().with_overrides({**OPT_IN, "device": {"gpu": False}})
 
 EXPECTATIONS = parse_dir(EXAMPLES)
 _CACHE: dict = {}
@@ -80,6 +81,10 @@ def test_answer_key(expectation, catalog_id):
     elif expectation.kind == "expect-none":
         assert not codes & codes_on(expectation.path, expectation.span, CPU), f"{catalog_id} wrongly reported at {where}"
         assert not codes & codes_on(expectation.path, expectation.span, GPU), f"{catalog_id} wrongly reported on GPU at {where}"
+    elif expectation.kind == "expect-not-cpu":  # XLA: on a GPU or an unknown device, not on a known CPU
+        assert codes & codes_on(expectation.path, expectation.span, GPU), f"{catalog_id} not reported on GPU at {where}"
+        assert codes & codes_on(expectation.path, expectation.span, CPU), f"{catalog_id} not reported at {where}"
+        assert not codes & codes_on(expectation.path, expectation.span, KNOWN_CPU), f"{catalog_id} reported on a CPU at {where}"
     else:  # expect-gpu: a GPU-only opportunity
         assert codes & codes_on(expectation.path, expectation.span, GPU), f"{catalog_id} not reported on GPU at {where}"
         assert not codes & codes_on(expectation.path, expectation.span, CPU), f"{catalog_id} reported on CPU at {where}"

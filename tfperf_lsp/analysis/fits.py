@@ -95,6 +95,11 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.lower is None \
             and expr.slice.step is None and (stop := _int_constant(expr.slice.upper)) is not None and stop >= 0:
         return stop  # ``X_train[:64]``: at most 64 rows, whatever X_train holds
+    if isinstance(expr, ast.BinOp) and isinstance(expr.right, ast.Constant) and isinstance(expr.right.value, (int, float)):
+        return literal_rows(facts, expr.left, depth + 1)  # ``x[:1000] / 255.0``: the same rows
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
+            and _keeps_rows(expr):
+        return literal_rows(facts, expr.func.value, depth + 1)  # ``x.reshape(-1, 28 * 28)``: one row per sample
     if isinstance(expr, ast.Name):
         assignment = facts.reaching_assignment(expr)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
@@ -122,6 +127,16 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(shape, (ast.Tuple, ast.List)):
         shape = shape.elts[0] if shape.elts else None
     return _int_constant(shape) if shape is not None else None
+
+
+def _keeps_rows(reshape: ast.Call) -> bool:
+    """``x.reshape(-1, 784)`` / ``x.reshape((-1, 28, 28, 1))``: the leading dimension left to
+    NumPy, with more after it - the idiom that flattens or shapes each sample, one row each."""
+    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
+        else list(reshape.args)
+    first = dims[0] if dims else None
+    return len(dims) >= 2 and isinstance(first, ast.UnaryOp) and isinstance(first.op, ast.USub) \
+        and _int_constant(first.operand) == 1
 
 
 def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: str) -> int | None:
