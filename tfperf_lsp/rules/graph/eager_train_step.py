@@ -63,7 +63,10 @@ class EagerTrainStep(Rule):
     ## Fix
     Decorate the step with `@tf.function` (quick fix, marked unsafe: Python side effects now run
     once per trace; see TFP201-TFP203). Pass batches as tensors, not Python numbers (TFP101).
-    Build the model and optimizer before the first call.
+    Build the model and optimizer before the first call. A step that receives its optimizer as
+    an argument (`def update_D(X, net_D, trainer_D)`) gets no quick fix: each training run may
+    pass a new optimizer, which creates its variables on a later trace of the same tf.function,
+    and that raises (verified); the message says to make `tf.function(step)` once per run instead.
     """
     invalid = (
         Example(
@@ -127,15 +130,25 @@ class EagerTrainStep(Rule):
             if tf_function_commented_out(ctx, fn):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
             blockers = graph_blockers(facts, fn)
-            message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
+            optimizer = _optimizer_passed_in(fn)
+            if optimizer is not None:
+                # One tf.function for every run: a second run's new optimizer would make its
+                # variables on a later trace, which raises (verified on TF 2.21).
+                message = (f"`{fn.name}` runs eagerly, op by op, on every training step: make `tf.function({fn.name})` "
+                           f"once per training run, where `{optimizer}` is created, and call that (not `@tf.function` "
+                           f"on the def: a new optimizer passed to the same tf.function creates its variables on a "
+                           f"later trace, which raises)")
+            else:
+                message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `@tf.function`"
             if blockers:
                 message += f" (first make it graph-safe: it {', '.join(blockers)})"
+            fixable = not blockers and optimizer is None
             yield self.finding(
                 ctx, fn, message,
                 label="eager train step",
                 head_only=True,
-                fix=None if blockers else partial(decorate_with_tf_function, ctx, fn),
-                fix_title=None if blockers else "Decorate with @tf.function",
+                fix=partial(decorate_with_tf_function, ctx, fn) if fixable else None,
+                fix_title="Decorate with @tf.function" if fixable else None,
                 fix_applicability="unsafe",
             )
         yield from self._inline_steps(ctx)
@@ -290,6 +303,17 @@ def _branch_that_breaks(facts: ModuleFacts, call: ast.Call, loop: ast.AST) -> as
 def _in_own_loop(facts: ModuleFacts, node: ast.AST) -> bool:
     """``node`` is inside a loop of its own function (not only a loop around a call of it)."""
     return bool(facts.enclosing_loops(node))
+
+
+def _optimizer_passed_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The parameter that ``fn`` applies gradients with (``def update_D(X, net_D, trainer_D):
+    trainer_D.apply_gradients(...)``): each caller may pass a new optimizer."""
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPTIMIZER_STEPS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+            return node.func.value.id
+    return None
 
 
 def _deliberately_eager(facts: ModuleFacts, node: ast.AST) -> bool:
