@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-from tfperf_lsp.analysis.astutil import enumerated, first_line
+from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
 from tfperf_lsp.analysis.versions import has_fallback, version_gated
@@ -635,7 +635,7 @@ class HotCode:
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None
         count = self._iterable_count(loop.iter)
-        stop = _break_at_index(loop)
+        stop = _break_at_index(loop, self.facts)
         if stop is not None and (count is None or stop < count):
             return stop
         return count
@@ -969,9 +969,10 @@ def stops_at_end_token(loop: ast.AST) -> bool:
     return False
 
 
-def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
-    """``for idx, x in enumerate(gen): ... if idx == 29: break`` (or ``>= 29``, ``> 29``) at the
-    loop body's top level: at most 30 iterations, whatever ``gen`` holds. Likewise ``if idx > 10:
+def _break_at_index(loop: ast.For | ast.AsyncFor, facts: ModuleFacts) -> int | None:
+    """``for idx, x in enumerate(gen): ... if idx == 29: break`` (or ``>= 29``, ``> 29``, or a
+    module-level name set once to the bound) at the loop body's top level: at most 30
+    iterations, whatever ``gen`` holds. Likewise ``if idx > 10:
     continue`` as the body's first statement: the rest of the body runs at most 12 times (a demo
     that prints a few translations of a whole dataset); the guard itself only compares."""
     target = loop.target
@@ -986,10 +987,10 @@ def _break_at_index(loop: ast.For | ast.AsyncFor) -> int | None:
             continue
         test = stmt.test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
-                and test.left.id == index and isinstance(test.comparators[0], ast.Constant)):
+                and test.left.id == index):
             continue
-        bound = test.comparators[0].value
-        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+        bound = int_value(facts, test.comparators[0])  # a literal, or ``total_test_steps = 100``
+        if bound is None or bound < 0:
             continue
         if isinstance(test.ops[0], (ast.Eq, ast.GtE)):
             return bound + 1

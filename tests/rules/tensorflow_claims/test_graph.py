@@ -33,8 +33,10 @@ STEP_WITH_OPTIMIZER_PASSED_IN = textwrap.dedent(
 
 
 def test_decorating_a_step_that_receives_its_optimizer_breaks_a_second_run():
-    [finding] = findings(STEP_WITH_OPTIMIZER_PASSED_IN + "\ntrain()\n", "TFP301")
+    [finding] = findings(STEP_WITH_OPTIMIZER_PASSED_IN + "\ntrain()\ntrain()\n", "TFP301")  # two runs, two optimizers
     assert finding.fix_title is None and "once per training run" in finding.message
+    [finding] = findings(STEP_WITH_OPTIMIZER_PASSED_IN + "\ntrain()\n", "TFP301")  # one run, one optimizer
+    assert finding.fix_title == "Decorate with @tf.function"
     decorated = STEP_WITH_OPTIMIZER_PASSED_IN.replace("def step(", "@tf.function\ndef step(")
     with pytest.raises(ValueError, match="singleton tf.Variables created on the first call"):
         run(decorated + "\ntrain()\ntrain()\n")  # the second run's new Adam makes variables on a new trace

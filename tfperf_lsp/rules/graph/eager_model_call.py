@@ -50,7 +50,7 @@ class EagerModelCall(Rule):
     `tf.function` cannot return), under a `GradientTape` in the loop, or in a loop whose epoch loop also runs an eager training
     step (an evaluation pass over the test set beside it: TFP301 reports the step; likewise in a
     helper that only such loops call, `perform_validation()` after the epoch's steps), in one
-    evaluation pass over the test set right after the training loop (it runs once; unless the
+    evaluation pass over the test set right after the training loop or a `fit` (it runs once; unless the
     model has recurrent layers, which are slow eagerly on every call), and for
     `model.predict` (TFP801). When the call does not run every step: under `if step % N == 0`
     (periodic) or `if step == loader.steps_per_epoch` (a counter the loop adds one to), or once per epoch beside the inner loop that does the steps (also in a def the
@@ -221,8 +221,8 @@ def _evaluates_beside_eager_training(facts: ModuleFacts, call: ast.Call) -> bool
 
 def _after_training(ctx: RuleContext, loop: ast.AST) -> bool:
     """``loop`` is a single pass (no loop around it) that follows, in the same block, a loop
-    that trains (eagerly or through a compiled step): the test-set evaluation after training,
-    run once."""
+    that trains (eagerly or through a compiled step), or a ``fit``: the test-set evaluation
+    after training, run once."""
     found = siblings(ctx.facts, loop)
     if found is None:
         return False
@@ -230,8 +230,16 @@ def _after_training(ctx: RuleContext, loop: ast.AST) -> bool:
     # An eager recurrent model is slow on every call, even in one pass: only an eager training
     # loop before it (TFP301 names its step) silences that.
     recurrent = bool(keras_layers_in_file(ctx.facts) & RECURRENT_LAYERS)
+    if not recurrent and any(_fits(s) for s in block[:index]):
+        return True  # ``model.fit(...)``, then one pass over the test set
     return any(isinstance(s, (ast.For, ast.AsyncFor, ast.While))
                and (_trains_eagerly(ctx.facts, s) or not recurrent and ctx.hot.trains(s)) for s in block[:index])
+
+
+def _fits(stmt: ast.stmt) -> bool:
+    """A statement that trains with Keras' ``fit`` (``history = model.fit(...)``), outside a loop."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "fit"
 
 
 def _under_tape(facts: ModuleFacts, node: ast.AST) -> bool:

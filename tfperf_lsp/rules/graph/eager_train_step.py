@@ -5,6 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Fix, Severity
@@ -64,9 +65,11 @@ class EagerTrainStep(Rule):
     Decorate the step with `@tf.function` (quick fix, marked unsafe: Python side effects now run
     once per trace; see TFP201-TFP203). Pass batches as tensors, not Python numbers (TFP101).
     Build the model and optimizer before the first call. A step that receives its optimizer as
-    an argument (`def update_D(X, net_D, trainer_D)`) gets no quick fix: each training run may
-    pass a new optimizer, which creates its variables on a later trace of the same tf.function,
-    and that raises (verified); the message says to make `tf.function(step)` once per run instead.
+    an argument from a caller that makes it (`trainer_D = Adam(lr)` in `train(...)`) gets no quick
+    fix when that caller may run again (called from several places or a loop, or in a notebook,
+    whose cells are run again): the next run's new optimizer would create its variables on a
+    later trace of the same tf.function, and that raises (verified); the message says to make
+    `tf.function(step)` once per run instead.
     """
     invalid = (
         Example(
@@ -131,6 +134,8 @@ class EagerTrainStep(Rule):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
             blockers = graph_blockers(facts, fn)
             optimizer = _optimizer_passed_in(fn)
+            if optimizer is not None and not _made_per_run(ctx, fn, optimizer):
+                optimizer = None  # one optimizer for the program (made at module level, or in a main() run once)
             if optimizer is not None:
                 # One tf.function for every run: a second run's new optimizer would make its
                 # variables on a later trace, which raises (verified on TF 2.21).
@@ -314,6 +319,25 @@ def _optimizer_passed_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | No
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
             return node.func.value.id
     return None
+
+
+def _made_per_run(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """A caller of ``fn`` passes, as ``param``, an optimizer it creates itself (``trainer_D =
+    Adam(lr)`` in ``train(...)``), and that caller may run more than once: it is called from
+    several places or a loop, or it lives in a notebook, whose cells are run again."""
+    facts = ctx.facts
+    names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+    for call in facts.calls_by_def.get(fn, []):
+        arg = keyword(call, param)
+        if arg is None and param in names and names.index(param) < len(call.args):
+            arg = call.args[names.index(param)]
+        caller = facts.enclosing_function(call)
+        if not isinstance(arg, ast.Name) or caller is None or arg.id not in facts.assignments_in(caller):
+            continue
+        if (ctx.path or "").endswith(".ipynb") or len(facts.calls_by_def.get(caller, [])) > 1 \
+                or facts.is_called_repeatedly(caller):
+            return True
+    return False
 
 
 def _deliberately_eager(facts: ModuleFacts, node: ast.AST) -> bool:
