@@ -93,6 +93,8 @@ class ModuleFacts:
         self.calls, self.functions, self.classes, self.loops = walk.calls, walk.functions, walk.classes, walk.loops
         self.with_items, self.global_statements = walk.with_items, walk.global_statements
         self.module_assignments = walk.module_assignments
+        self.attribute_names = walk.attributes  # every ``x.name`` in the module: the names
+        self.constant_branches = walk.constant_branches  # ``if False:``... (hotness.dead_lines)
         self.module_defs: dict[str, ast.AST] = {
             stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         }
@@ -132,6 +134,8 @@ class ModuleFacts:
             merged.functions.extend(walk.functions)
             merged.classes.extend(walk.classes)
             merged.loops.extend(walk.loops)
+            merged.attributes |= walk.attributes
+            merged.constant_branches.extend(walk.constant_branches)
             for name, stmts in walk.module_assignments.items():
                 merged.module_assignments.setdefault(name, []).extend(stmts)
         # One walk of the module visits its statements last to first (a stack): these lists keep
@@ -768,7 +772,7 @@ class _Walk:
     (``ModuleFacts``, ``ModuleFacts._walk_statements``)."""
 
     __slots__ = ("parents", "names", "calls", "functions", "classes", "loops", "with_items",
-                 "global_statements", "imports", "module_assignments")
+                 "global_statements", "imports", "module_assignments", "attributes", "constant_branches")
 
     def __init__(self, root: ast.AST | None):
         """``root`` None: empty lists, to merge walks into."""
@@ -782,8 +786,11 @@ class _Walk:
         self.global_statements: list[ast.Global] = []
         self.imports: list[ast.stmt] = []
         self.module_assignments: dict[str, list[ast.stmt]] = {}
+        self.attributes: set[str] = set()  # every ``x.name`` read or written: the names
+        self.constant_branches: list[ast.If | ast.While] = []  # ``if False:``, ``while 0:``, ``if True:``
         parents = self.parents
         names = self.names
+        attributes = self.attributes
         # (node, at module level?) - module level ends at the first def, lambda or class.
         stack: list[tuple[ast.AST, bool]] = [(root, True)] if root is not None else []
         while stack:
@@ -802,6 +809,8 @@ class _Walk:
                     names[typed.id] = [typed]
                 else:
                     uses.append(typed)
+            elif kind is ast.Attribute:
+                attributes.add(typed.attr)
             elif kind is ast.Call:
                 self.calls.append(typed)
             elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
@@ -814,6 +823,8 @@ class _Walk:
                 self.with_items.append(typed)
             elif kind is ast.Global:
                 self.global_statements.append(typed)
+            elif (kind is ast.If or kind is ast.While) and type(typed.test) is ast.Constant:
+                self.constant_branches.append(typed)
             elif kind in (ast.Import, ast.ImportFrom):
                 self.imports.append(typed)
             if module_level and kind in _MODULE_ASSIGNMENT_TYPES:

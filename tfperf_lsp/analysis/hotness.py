@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
+from typing import cast
 
 from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, walk_same_scope
@@ -224,7 +225,7 @@ class HotCode:
         defs (a script, a notebook): a library's functions are called from other modules. Not a
         decorated def (a framework may call it) nor a dunder method."""
         facts = self.facts
-        commented = {name for line in facts.source.lines if line.lstrip().startswith("#")
+        commented = {name for line in facts.source.lines if "(" in line and "#" in line and line.lstrip().startswith("#")
                      for name in _CALLED_NAME.findall(line)}
         text = facts.source.text
         # The cheap checks first: most candidates are called by name somewhere, and the walk for
@@ -235,8 +236,7 @@ class HotCode:
                       and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)]  # getattr(agent, "test")
         if not candidates or not self.script_reachable:
             return []
-        attributes = {node.attr for node in ast.walk(facts.tree) if isinstance(node, ast.Attribute)}
-        return [_lines_of(fn) for fn in candidates if fn.name not in attributes]
+        return [_lines_of(fn) for fn in candidates if fn.name not in facts.attribute_names]
 
     def in_disabled_code(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.disabled_lines)
@@ -246,13 +246,10 @@ class HotCode:
         """0-based, inclusive line ranges of blocks that never run: under ``if False:`` / ``if 0:``
         (or ``while False:``), and the ``else`` of ``if True:`` (a notebook's switched-off cell:
         judged wrong on a legacy import under ``if False:``)."""
-        if not _DEAD_TEST.search(self.facts.source.text):
-            return []
         ranges = []
-        for node in ast.walk(self.facts.tree):
-            if not isinstance(node, (ast.If, ast.While)) or not isinstance(node.test, ast.Constant):
-                continue
-            block = node.body if not node.test.value else node.orelse if isinstance(node, ast.If) else []
+        for node in self.facts.constant_branches:  # indexed by the facts' walk
+            test = cast(ast.Constant, node.test)
+            block = node.body if not test.value else node.orelse if isinstance(node, ast.If) else []
             if block:
                 ranges.append((first_line(block[0]) - 1, (block[-1].end_lineno or block[-1].lineno) - 1))
         return ranges
@@ -934,7 +931,6 @@ def is_short_loop(loop: ast.AST) -> bool:
     return True
 
 
-_DEAD_TEST = re.compile(r"^[ \t]*(?:if|elif|while)[ \t(]+(?:False|0|True)[ \t)]*:", re.M)
 _SAME_COUNT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple"})
 
 
