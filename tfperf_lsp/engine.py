@@ -66,7 +66,8 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
     tree = source.parse(previous)
     if isinstance(tree, ParseError):
         return Analysis(source, [], parse_error=tree)
-    facts = ModuleFacts(tree, source, previous.statement_walks if previous is not None else None)
+    facts = ModuleFacts(tree, source, previous.statement_walks if previous is not None else None,
+                        previous.imports if previous is not None else None)
     ctx = RuleContext(source, facts, settings, path, workspace)
     output = None
     if earlier is not None and previous is not None and rules is None:

@@ -77,10 +77,12 @@ def _is_staticmethod(node: ast.AST) -> bool:
 
 class ModuleFacts:
     def __init__(self, tree: ast.Module, source: SourceText,
-                 known_walks: Mapping[ast.stmt, _Walk] | None = None):
+                 known_walks: Mapping[ast.stmt, _Walk] | None = None, known_imports: ImportMap | None = None):
         """``known_walks``: the statement walks of an earlier version of the file (its
         ``statement_walks``), re-used for the statements that are the same objects. None: one
-        walk of the whole module, and no statement walks kept (the CLI analyses a text once)."""
+        walk of the whole module, and no statement walks kept (the CLI analyses a text once).
+        ``known_imports``: that version's import map, whose resolved names are re-used when
+        the imports are the same."""
         self.tree = tree
         self.source = source
         # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
@@ -109,6 +111,9 @@ class ModuleFacts:
         self._loops_of: dict[ast.AST, list[ast.AST]] = {}
         self._function_of: dict[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
         self.imports = ImportMap(tree, walk.imports)
+        if known_imports is not None and self.imports.resolves_like(known_imports):
+            # the same imports: an earlier version's answers hold for the statements it shares
+            self.imports.reuse_answers(known_imports, kept=4 * len(walk.parents))
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
 

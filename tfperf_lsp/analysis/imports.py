@@ -78,6 +78,19 @@ class ImportMap:
         if self._star_layers or self._star_applications:
             self._module_names = _module_level_names(tree)
 
+    def resolves_like(self, other: ImportMap) -> bool:
+        """Whether every name resolves here as in ``other`` (an earlier version of the file):
+        its answers for the nodes both versions share can be taken as they are."""
+        return (self.bindings == other.bindings and self._star_layers == other._star_layers
+                and self._star_applications == other._star_applications and self._module_names == other._module_names)
+
+    def reuse_answers(self, earlier: ImportMap, kept: int) -> None:
+        """Start from ``earlier``'s answers (same bindings: ``resolves_like``), for the nodes of
+        the statements a keystroke left as they were; the answers for the nodes it replaced
+        stay until the cache grows past ``kept`` entries, and then it starts empty."""
+        if len(earlier._qualnames) <= kept:
+            self._qualnames = earlier._qualnames
+
     def _bind(self, local: str, qualname: str, node: ast.stmt) -> None:
         self.bindings[local] = qualname
         self.import_nodes[local] = node

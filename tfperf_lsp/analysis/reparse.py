@@ -38,6 +38,7 @@ class Parsed:
     lines: list[str]
     tree: ast.Module
     statement_walks: dict[ast.stmt, Any] = field(default_factory=dict)
+    imports: Any = None  # its facts' ImportMap: the qualified names they resolved are re-used
 
 
 def reparse(previous: Parsed, lines: list[str]) -> ast.Module | None:
