@@ -37,6 +37,7 @@ from tfperf_lsp.rules.input_pipeline._astutil import (
     return_statements,
 )
 from tfperf_lsp.rules.input_pipeline._mapfn import MapFunction, map_function
+from tfperf_lsp.rules.common import reads_a_clock
 from tfperf_lsp.rules.context import RuleContext
 
 _DATASET = "tensorflow.data.Dataset."
@@ -216,6 +217,20 @@ class Pipelines:
             if not (evaluates or any(s.method == "take" for s in after)):
                 return False
         return True
+
+    def benchmarked(self, step: Step) -> bool:
+        """Every pipeline built on ``step`` is handed to a def of this file that times it
+        (``fast_benchmark(fast_dataset.map(increment).batch(256))``, with ``time.perf_counter()``
+        in ``fast_benchmark``): the slow form shown and measured on purpose, as the tf.data
+        performance guide does."""
+        uses = self.uses_of(step)
+        return bool(uses) and all(self._timed_by(consumer.node) for consumer in uses)
+
+    def _timed_by(self, node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
+            return False
+        fn = self.facts.resolve_def(node.func, node)
+        return fn is not None and reads_a_clock(self.facts, fn)
 
     def never_read(self, step: Step) -> bool:
         """Nothing reads the pipelines built on ``step``: each ends in a name the file never

@@ -57,7 +57,10 @@ class MapBeforeBatch(Rule):
     follows the batch: the map then runs in the first epoch only. Silent on a pipeline nothing
     reads (bound to a name the file never uses again, in a def or a script that trains at its
     top level): it never runs; and on one read in a single pass, not to train (`evaluate`,
-    `predict`, a few batches taken to look at): the per-element calls are paid once. Silent when
+    `predict`, a few batches taken to look at): the per-element calls are paid once. Silent on a
+    pipeline handed to a def of the file that times it (`fast_benchmark(ds.map(f).batch(256))`
+    with `time.perf_counter()` inside): the slow form measured on purpose, as the tf.data
+    performance guide does. Silent when
     the map already runs in parallel (`num_parallel_calls`): tf.data spreads its calls over cores,
     ahead of the step that reads the batches, so batching first saves CPU time but rarely wall
     time (TFP704 asks for `num_parallel_calls` where it pays).
@@ -110,8 +113,9 @@ class MapBeforeBatch(Rule):
             fn = model.map_function(step)
             if fn.identity or fn.per_element or fn.node is None:
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
-            if model.never_read(step) or model.evaluated_once(step):
-                continue  # built and never used, or evaluated or looked at once: the calls are paid once
+            if model.never_read(step) or model.evaluated_once(step) or model.benchmarked(step):
+                continue  # built and never used, or evaluated or looked at once: the calls are paid once;
+                # or timed by a benchmark of this file: the slow form shown on purpose
             if _runs_in_parallel(step.call):
                 continue  # its calls are spread over cores and overlap the step: vectorising saves CPU, rarely time
             if _decoded_upstream(model, step):

@@ -61,7 +61,8 @@ class MapWithoutParallelCalls(Rule):
     one finding, on its first map, that counts the others.
 
     ## When it stays silent
-    With `num_parallel_calls` (keyword or second argument); for a stateless function that
+    On a pipeline handed to a def of the file that times it (a benchmark of the serial form, as
+    in the tf.data performance guide). With `num_parallel_calls` (keyword or second argument); for a stateless function that
     tfperf can see, unless the pipeline's options turn the automatic parallelisation off
     (`map_parallelization = False`, `apply_default_optimizations = False`, autotuning off): tf.data
     already runs it in parallel; for a function tfperf cannot see (imported from another
@@ -188,8 +189,8 @@ class MapWithoutParallelCalls(Rule):
                 continue  # plain ops on whole batches: one vectorised call per batch, little to overlap
             if _draws_noise(fn):
                 continue  # a noise source (``from_tensors(0).repeat().map(lambda _: tf.random.normal(...))``)
-            if model.only_previewed(step) or model.never_read(step):
-                continue  # read a few elements to print them, or never: its speed does not matter
+            if model.only_previewed(step) or model.never_read(step) or model.benchmarked(step):
+                continue  # read a few elements to print them, or never, or timed on purpose: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
             if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless

@@ -40,7 +40,8 @@ class NoCache(Rule):
     on (tf.data performance guide, "Caching").
 
     ## When it stays silent
-    When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
+    On a pipeline handed to a def of the file that times it (a benchmark of the uncached form,
+    as in the tf.data performance guide). When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
     the first epoch's random images), is stateful or calls code tfperf cannot
     see; when `f` is cheap; when a `.cache()` or `.snapshot()` follows the map; when a `take()`
     follows it before any `repeat()` (a cache read only in part is discarded at the end of
@@ -130,6 +131,8 @@ class NoCache(Rule):
                 continue  # the author caches the records and maps them each epoch: a choice made
             if _cache_commented_out(ctx, step):
                 continue  # ``# ds = ds.cache()`` right there: the author tried it and turned it off
+            if model.benchmarked(step):
+                continue  # timed by a benchmark of this file: the uncached form shown on purpose
             consumer = _repeated_consumer(ctx, model, step)
             if consumer is None:
                 continue
