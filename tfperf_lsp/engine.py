@@ -174,6 +174,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # Code under ``if False:``: it never runs, so neither its cost nor its traps matter.
     if ctx.hot.in_dead_code(line):
         return True
+    # Code its comment labels the wrong way (``# INCORRECT: ...``): the guide shows the mistake.
+    if ctx.hot.labelled_wrong_at_line(line):
+        return True
     # Code shown, never run (``print(tf.autograph.to_code(f.python_function))``, f called nowhere).
     if ctx.hot.in_code_only_shown(line):
         return True

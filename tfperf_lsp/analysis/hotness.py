@@ -388,16 +388,25 @@ class HotCode:
         """A comment right above the statement at ``line`` (0-based), or above a block around it
         in the same def, speaks of tracing (``# WARNING: a trace happens for any new value!``
         over ``for i in range(5): square(i)``): the code shows retracing on purpose, to teach it."""
+        return self._commented_at_line(line, _TRACING_WORD)
+
+    def labelled_wrong_at_line(self, line: int) -> bool:
+        """A comment right above the statement at ``line`` (0-based), or above a block around it,
+        or at the end of its first line, labels it the wrong way (``# INCORRECT: softmax and
+        model output will be float16``, ``# Bad:``): a guide shows the mistake before the fix."""
+        return self._commented_at_line(line, _WRONG_LABEL)
+
+    def _commented_at_line(self, line: int, pattern: re.Pattern[str]) -> bool:
         lines = self.facts.source.lines
         for stmt in _statements_at(self.facts.tree.body, line):
             first = stmt.lineno - 1
             above = first - 1
             while above >= 0 and lines[above].lstrip().startswith("#"):
-                if _TRACING_WORD.search(lines[above]):
+                if pattern.search(lines[above]):
                     return True
                 above -= 1
             header = lines[first] if first < len(lines) else ""
-            if "#" in header and _TRACING_WORD.search(header[header.index("#"):]):
+            if "#" in header and pattern.search(header[header.index("#"):]):
                 return True
         return False
 
@@ -931,6 +940,9 @@ def is_short_loop(loop: ast.AST) -> bool:
     return True
 
 
+# A comment that labels the code under it as the mistake a guide shows before its fix.
+_WRONG_LABEL = re.compile(r"#\s*(?:INCORRECT|Incorrect|WRONG|Wrong|BAD|Bad|Anti-?pattern|ANTI-?PATTERN)\b"
+                          r"\s*(?:[:!,(-]|$|way\b|example\b|version\b|usage\b)")
 _SAME_COUNT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple"})
 
 
