@@ -91,3 +91,8 @@ def test_rows_of_a_scaled_and_flattened_slice():
 def test_rows_not_told_when_a_reshape_or_slice_may_change_them(data):
     facts = facts_of(f"model.fit({data}, y, epochs=10)\n")
     assert fit_steps_at_most(facts, last_call(facts, "fit")) is None
+
+
+def test_rows_of_a_literal_list_of_numbers():
+    facts = facts_of("model.fit([1, 2, 3], [0.0, 0.0, 1.0])\n")
+    assert fit_steps_at_most(facts, last_call(facts, "fit")) == 1  # three samples, one batch of 32

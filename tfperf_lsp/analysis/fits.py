@@ -90,6 +90,9 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     150 for scikit-learn's ``load_iris()``), directly or through the name it is assigned to."""
     if depth > 3:
         return None
+    if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) for e in expr.elts):
+        return len(expr.elts)  # ``fit([1, 2, 3], [0.0, 0.0, 1.0])``: three samples
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
         return literal_rows(facts, expr.elts[0], depth + 1)
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.lower is None \

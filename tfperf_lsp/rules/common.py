@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from tfperf_lsp.analysis.astutil import first_line
+from tfperf_lsp.analysis.astutil import first_line, int_value
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
 from tfperf_lsp.analysis.models import calls_pretrained_model, definition_builds_on_pretrained, holds_pretrained
@@ -469,28 +469,30 @@ def batches_vary_in_length(ctx: RuleContext) -> bool:
 
 def _batches_vary_in_length(ctx: RuleContext) -> bool:
     return any(
-        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES and not _pads_to_fixed_shapes(call)
+        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES and not _pads_to_fixed_shapes(ctx.facts, call)
         for call in ctx.facts.calls
     ) or _imported_modules_pad(ctx.facts, ctx.path)
 
 
-def _pads_to_fixed_shapes(call: ast.Call) -> bool:
-    """``padded_batch(64, padded_shapes=([40], [40]))``: every dimension written as a number,
-    so every full batch has the same shape (the last, smaller one adds one more)."""
+def _pads_to_fixed_shapes(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``padded_batch(64, padded_shapes=([40], [40]))``: every dimension written as a number
+    (or a module-level name set to one: ``padded_shapes=(AUDIO_MAXLEN, LABEL_MAXLEN)``), so
+    every full batch has the same shape (the last, smaller one adds one more)."""
     if call.func.attr != "padded_batch":  # type: ignore[attr-defined]
         return False
     shapes = next((k.value for k in call.keywords if k.arg == "padded_shapes"), None)
     if shapes is None and len(call.args) >= 2:
         shapes = call.args[1]
-    return shapes is not None and _literal_dimensions(shapes)
+    return shapes is not None and _literal_dimensions(facts, shapes)
 
 
-def _literal_dimensions(node: ast.expr) -> bool:
+def _literal_dimensions(facts: ModuleFacts, node: ast.expr) -> bool:
     if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_literal_dimensions(e) for e in node.elts)
+        return all(_literal_dimensions(facts, e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return all(v is not None and _literal_dimensions(v) for v in node.values)
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0
+        return all(v is not None and _literal_dimensions(facts, v) for v in node.values)
+    value = int_value(facts, node)
+    return value is not None and value >= 0
 
 
 _PADDING_CACHE: dict[tuple[str, float], bool] = {}
