@@ -649,6 +649,10 @@ class ModuleFacts:
                 result.setdefault(target, []).append(call)
         return result
 
+    def methods_named(self, name: str) -> list[tuple[ast.ClassDef, Def]]:
+        """The methods called ``name`` of the module-level classes: (class, def)."""
+        return self._methods_by_name.get(name, [])
+
     @cached_property
     def _methods_by_name(self) -> dict[str, list[tuple[ast.ClassDef, Def]]]:
         """The methods of the module-level classes, by name: (class, def)."""

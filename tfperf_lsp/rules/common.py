@@ -377,6 +377,9 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
+        elif depth > 0 and isinstance(func, ast.Attribute) and (counter := _python_counter(facts, func.attr)):
+            reasons.append(f"calls .{func.attr}(), which counts in a Python attribute (`{counter}`: traced once, it "
+                           f"stops counting)")
         elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:
             reasons.append(f"calls .{func.attr}() (fails in a tf.function)")
         elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
@@ -390,6 +393,30 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+def _python_counter(facts: ModuleFacts, method: str) -> str | None:
+    """``self.t += 1.`` in the one method of this file's classes named ``method`` (a hand-written
+    optimizer's ``apply_gradients``), on an attribute that is not a ``tf.Variable``: Python
+    state that a tf.function updates only while tracing (its bias correction freezes)."""
+    methods = facts.methods_named(method)
+    if len(methods) != 1:
+        return None
+    cls, fn = methods[0]
+    variables = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
+                 for target in node.targets if isinstance(target, ast.Attribute)}
+    for node in walk_same_scope(fn):
+        if not isinstance(node, ast.AugAssign):
+            continue
+        target = node.target
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
+                and target.attr not in variables:
+            return f"self.{target.attr} {_OPERATORS.get(type(node.op), '')}= ..."
+    return None
+
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
 def _passed_in(facts: ModuleFacts, fn: ast.AST, parameter: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
