@@ -42,6 +42,8 @@ class PerElementMap(Rule):
     "often yields speedup of one to two orders of magnitude" (TensorFlow's own docs).
 
     ## When it stays silent
+    When the `map_fn` runs once: at module level outside any loop (a guide's demo on a toy
+    tensor), or in a def that module-level code outside loops calls once (a plotting helper).
     When the `map_fn` is in a function a `tf.data` pipeline maps (`ds.map(split_target)`): tf.data
     runs it on its own threads, once per batch, ahead of the training step. When `f` is unknown
     (a Keras layer, a method, a function from another module), calls something that is not
@@ -204,6 +206,8 @@ class PerElementMap(Rule):
             return None
         if _in_a_pipeline_function(ctx, call):
             return None  # tf.data runs it on its own threads, once per batch, ahead of the step
+        if _runs_once(ctx, call):
+            return None  # a module-level demo, or a def the file calls once: nothing to gain
         fn_text = ctx.source.segment(fn)
         shown = fn_text if not isinstance(fn, ast.Lambda) else "the lambda"
         qualname = facts.qualname(fn) or ""
@@ -227,7 +231,9 @@ class PerElementMap(Rule):
 
     def _elementwise(self, ctx: RuleContext, call: ast.Call, who: str, x: str, text: str, problems: list[str]) -> Finding:
         parent = ctx.facts.parent(call)
-        wrapped = text if isinstance(parent, ast.stmt) or _atomic(text) else f"({text})"
+        # an argument of a call, or a statement's value, needs no parentheses around an expression
+        in_arguments = isinstance(parent, ast.Call) and any(arg is call for arg in parent.args)
+        wrapped = text if isinstance(parent, ast.stmt) or in_arguments or _atomic(text) else f"({text})"
         message = f"{who} item by item over `{x}`, but it is elementwise: `{text}` does the same at once"
         title = f"Replace with {text}"
         return self.finding(
@@ -323,6 +329,20 @@ def _uneven_pieces(facts: ModuleFacts, name: str | None, at: ast.AST) -> bool:
     if isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
         return True
     return isinstance(value, ast.Call) and facts.qualname(value.func) in _UNEVEN
+
+
+def _runs_once(ctx: RuleContext, call: ast.Call) -> bool:
+    """The call runs once: at module level outside any loop, or in a def that only module-level
+    code outside loops calls, once (a guide's cell that shows ``map_fn`` on a 5-row toy tensor;
+    a plotting helper called once). Not in a def the file never calls: its callers are elsewhere."""
+    facts = ctx.facts
+    if facts.enclosing_loops(call) or facts.in_tf_function(call) is not None:
+        return False
+    fn = facts.enclosing_function(call)
+    if fn is None:
+        return True
+    callers = facts.calls_by_def.get(fn, [])
+    return len(callers) == 1 and facts.enclosing_function(callers[0]) is None and not facts.enclosing_loops(callers[0])
 
 
 def _in_a_pipeline_function(ctx: RuleContext, call: ast.Call) -> bool:
