@@ -47,7 +47,9 @@ class PythonSideEffect(Rule):
     way to see when a function retraces) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
     what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
-    under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent. So is a helper decorated
+    under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent.
+    So is an append to a list that the module then asserts on (`assert len(external_list) == 1`:
+    the guide shows the trap and checks it). So is a helper decorated
     with `tf.py_function` or `tf.numpy_function`: it runs in Python on every call. Silent in a
     tf.function the file calls exactly once (one call, at a place that runs once, its name used
     nowhere else): its one trace runs the Python code once, as one eager call would; unless the
@@ -169,7 +171,8 @@ class PythonSideEffect(Rule):
             )
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local) \
                 and not (isinstance(func.value, ast.Name) and initialised_once(ctx.facts, node, func.value.id)) \
-                and not _not_a_python_container(ctx.facts, node, func.value):
+                and not _not_a_python_container(ctx.facts, node, func.value) \
+                and not (isinstance(func.value, ast.Name) and _asserted(ctx.facts, func.value.id)):
             yield self.finding(
                 ctx, node,
                 f"`{ctx.source.segment(func)}` in `{name}` runs once, while tracing: use a `tf.TensorArray` "
@@ -294,6 +297,13 @@ def _outlives_call(target: ast.AST, local: set[str]) -> bool:
 
 _CONTAINERS = frozenset({"list", "dict", "set", "deque", "defaultdict", "OrderedDict", "sorted",
                          "collections.deque", "collections.defaultdict", "collections.OrderedDict"})
+
+
+def _asserted(facts: ModuleFacts, name: str) -> bool:
+    """The module asserts on the list (``assert len(external_list) == 1  # The list append only
+    happened once!``): the file shows the trap and checks it, as the tf.function guide does."""
+    return any(isinstance(stmt, ast.Assert) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt.test))
+               for stmt in facts.tree.body)
 
 
 def _not_a_python_container(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
