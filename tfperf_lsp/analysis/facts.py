@@ -95,7 +95,9 @@ class ModuleFacts:
         self.calls, self.functions, self.classes, self.loops = walk.calls, walk.functions, walk.classes, walk.loops
         self.with_items, self.global_statements = walk.with_items, walk.global_statements
         self.module_assignments = walk.module_assignments
-        self.attribute_names = walk.attributes  # every ``x.name`` in the module: the names
+        # every ``x.name`` in the module, by name: merged only when asked (rarely, and a
+        # keystroke's merge of every statement's names would cost more than the lookups)
+        self._attribute_sets = [walk.attributes] if known_walks is None else [w.attributes for w in self.statement_walks.values()]
         self.constant_branches = walk.constant_branches  # ``if False:``... (hotness.dead_lines)
         self.module_defs: dict[str, ast.AST] = {
             stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -116,6 +118,11 @@ class ModuleFacts:
             self.imports.reuse_answers(known_imports, kept=4 * len(walk.parents))
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
+
+    @cached_property
+    def attribute_names(self) -> set[str]:
+        """Every name used as ``x.name`` in the module (read or written)."""
+        return set().union(*self._attribute_sets)
 
     # ----------------------------------------------------------------- construction
     def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk]) -> _Walk:
@@ -139,7 +146,6 @@ class ModuleFacts:
             merged.functions.extend(walk.functions)
             merged.classes.extend(walk.classes)
             merged.loops.extend(walk.loops)
-            merged.attributes |= walk.attributes
             merged.constant_branches.extend(walk.constant_branches)
             for name, stmts in walk.module_assignments.items():
                 merged.module_assignments.setdefault(name, []).extend(stmts)
