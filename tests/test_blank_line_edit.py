@@ -237,3 +237,17 @@ def test_dropping_the_trees_drops_the_rule_output_that_holds_them():
     assert session.last_good.rule_output is not None
     session.drop_trees()
     assert session.last_good.rule_output is None  # the next edit runs the rules again
+
+
+def test_a_blank_line_between_a_labelling_comment_and_its_statement_runs_the_rules_again(reuses):
+    code = ("# tfperf: device=gpu cc=8.6\n" + "\n" * 30 + "import tensorflow as tf\nfrom tensorflow.keras import layers, mixed_precision\n\n"
+            "mixed_precision.set_global_policy('mixed_float16')\ninputs = tf.keras.Input(shape=(784,))\n"
+            "x = layers.Dense(4096, activation='relu')(inputs)\n"
+            "# INCORRECT: softmax and model output will be float16\n"
+            "outputs = layers.Dense(10, activation='softmax')(x)\n")
+    session = DocumentSession("guide.py")
+    assert not [f for f in session.update(code).findings if f.code == "TFP602"]  # labelled: the guide's mistake
+    parted = code.replace("float16\n", "float16\n\n")
+    incremental, fresh = session.update(parted), analyze(parted, "guide.py")
+    assert _shown(incremental) == _shown(fresh) and [f for f in fresh.findings if f.code == "TFP602"]
+    assert reuses[-1] is False

@@ -11,6 +11,8 @@ the edit provably changes nothing but line numbers:
 - the edit lies between two statements of one block, or between a one-line block header and its
   first statement (not inside brackets, a string, a decorator list or a multi-line header), and
   the line above it does not end in a backslash;
+- neither line beside the edit is a comment: a comment right above a statement can label it
+  (``# INCORRECT:``, a note on tracing), and a blank line in between parts them;
 - it is below the lines where a ``# tfperf: device=`` directive is read;
 - a line a message names ("assigned on line 40", ``cited_lines``) is renamed where it moved;
 - the rules, the settings and the other files the findings read are the same, and no cross-file
@@ -76,6 +78,8 @@ def moved(earlier: RuleOutput, old_lines: list[str], old_tree: ast.Module, new_l
         return None
     if old_lines[before - 1].rstrip(_PYTHON_BLANKS).endswith("\\"):
         return None
+    if _comment(old_lines[before - 1]) or (after <= n and _comment(old_lines[after - 1])):
+        return None  # a blank line between a comment and its statement parts them (``# INCORRECT:``)
     if not _between_statements(old_tree.body, before, after, old_lines):
         return None
     shift = m - n
@@ -108,6 +112,10 @@ def _renamed(text: str, lines: dict[int, int]) -> str:
     if not lines:
         return text
     return _LINE_NAMED.sub(lambda m: f"line {lines.get(int(m.group(1)), int(m.group(1)))}", text)
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
 
 
 def _blank(line: str) -> bool:
