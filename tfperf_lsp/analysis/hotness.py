@@ -909,10 +909,12 @@ _GROWERS = frozenset({"append", "extend", "insert", "add", "update", "__setitem_
 
 def _counted(value: ast.expr) -> bool:
     """An expression whose length ``_iterable_count`` can read: ``ds.take(5)``, ``random.sample(x, 10)``,
-    ``rows[:10]``."""
+    ``rows[:10]``, ``range(10)``."""
     if isinstance(value, ast.Subscript):
         return isinstance(value.slice, ast.Slice)
     func = value.func if isinstance(value, ast.Call) else None
+    if isinstance(func, ast.Name) and func.id == "range":
+        return True  # ``epochs = range(10)``, then ``for epoch in epochs``
     return (isinstance(func, ast.Attribute) and func.attr in ("take", "sample")
             and (func.attr == "take" or isinstance(func.value, ast.Name) and func.value.id == "random"))
 

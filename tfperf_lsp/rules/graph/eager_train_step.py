@@ -28,8 +28,10 @@ class EagerTrainStep(Rule):
     docs = """
     ## What it does
     Finds training steps that run op by op in eager mode: a function with a
-    `tf.GradientTape` and an optimizer update (`apply_gradients` / `minimize`) that is not a
-    tf.function and is called in a loop, or the same pattern written inline in a loop body.
+    `tf.GradientTape` and an optimizer update (`apply_gradients` / `minimize`, or one written by
+    hand from the tape's gradients: `v.assign_sub(learning_rate * g)`, as the core-API guides
+    train) that is not a tf.function and is called in a loop, or the same pattern written inline
+    in a loop body.
 
     ## Why is this slow
     Eagerly, every op of the forward pass, the gradient and the update is dispatched from
@@ -217,10 +219,12 @@ def _tape_items(facts: ModuleFacts) -> list[ast.withitem]:
 
 
 def _updates_in(facts: ModuleFacts, scope: ast.AST) -> bool:
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPTIMIZER_STEPS
-        for node in walk_same_scope(scope)
-    )
+    """``scope`` applies an update: an optimizer's (``apply_gradients``, ``minimize``), or one
+    written by hand from the tape's gradients (``grads = tape.gradient(...)``, then
+    ``v.assign_sub(learning_rate * g)``, as the core-API guides train)."""
+    methods = {node.func.attr for node in walk_same_scope(scope)
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    return bool(methods & OPTIMIZER_STEPS) or ("gradient" in methods and "assign_sub" in methods)
 
 
 def _defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
