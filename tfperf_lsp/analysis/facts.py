@@ -513,7 +513,7 @@ class ModuleFacts:
         """
         scope = self.enclosing_function(at)
         local = self.assignments_in(scope).get(name, []) if scope is not None else []
-        if not local and scope is not None and name in _parameter_names(scope):
+        if not local and scope is not None and name in parameter_names(scope):
             return self._passed_assignment(scope, name)
         if not local and scope is not None:
             # a closure: the enclosing defs' bindings (``model = build()`` in ``main``, read by
@@ -523,7 +523,7 @@ class ModuleFacts:
                 around = self.assignments_in(outer).get(name, [])
                 if around:
                     return max(around, key=position)
-                if name in _parameter_names(outer):
+                if name in parameter_names(outer):
                     return None
                 outer = self.enclosing_function(outer)
         candidates = local or self.module_assignments.get(name, [])
@@ -775,7 +775,8 @@ def neighbour(facts: ModuleFacts, stmt: ast.AST, offset: int) -> ast.stmt | None
     return block[index] if 0 <= index < len(block) else None
 
 
-def _parameter_names(fn: ast.AST) -> set[str]:
+def parameter_names(fn: ast.AST) -> set[str]:
+    """Every parameter name of the def ``fn``, ``*args`` and ``**kwargs`` included."""
     args = fn.args  # type: ignore[attr-defined]
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)

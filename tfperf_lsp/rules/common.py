@@ -165,21 +165,9 @@ def keras_layer(facts: ModuleFacts, call: ast.Call) -> str | None:
 
 
 # Keras layers that convolve images: on a CPU they set a step's time (oneDNN's kernels), whatever
-# is around them (TFP805 steps_per_execution, TFP501 jit_compile).
+# is around them (TFP805 steps_per_execution).
 IMAGE_CONVOLUTIONS = frozenset({"Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "SeparableConv2D",
                                 "DepthwiseConv2D"})
-
-def builds_image_convolutions(facts: ModuleFacts, node: ast.AST | None = None) -> bool:
-    """The file builds image convolutions: Keras ``Conv2D``... layers or ``tf.nn.conv2d``...
-    (``node``, a definition of that file, is not looked at: a model module's builders share its
-    blocks)."""
-    return bool(keras_layers_in_file(facts) & IMAGE_CONVOLUTIONS) or any(
-        facts.calls_by_qualname.get(name) for name in _RAW_IMAGE_CONVOLUTIONS)
-
-
-_RAW_IMAGE_CONVOLUTIONS = ("tensorflow.nn.conv2d", "tensorflow.nn.conv3d", "tensorflow.nn.conv2d_transpose",
-                           "tensorflow.nn.conv3d_transpose", "tensorflow.nn.depthwise_conv2d",
-                           "tensorflow.nn.separable_conv2d")
 
 
 # Keras layers that loop over time steps: called eagerly, a model of them is slow on every call

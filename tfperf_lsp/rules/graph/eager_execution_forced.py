@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import is_true, keyword
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_names
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -17,6 +17,9 @@ _RUN_FUNCTIONS_EAGERLY = frozenset({"tensorflow.config.run_functions_eagerly",
                                     "tensorflow.config.experimental_run_functions_eagerly"})
 # What a run_eagerly=True slows down: Keras' own loops, run on the model it was compiled on.
 _KERAS_LOOPS = frozenset({"fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"})
+# What every finding says, in its own words around it.
+_EAGER_TRAINING = "Keras runs every training step op by op in Python, without a graph (often several times slower)"
+_DEBUGGING_SWITCH = "it is a debugging switch: remove it, or set it only while debugging"
 
 
 class EagerExecutionForced(Rule):
@@ -137,16 +140,14 @@ class EagerExecutionForced(Rule):
             if is_true(value):
                 yield self.finding(
                     ctx, value,
-                    "`run_eagerly=True`: Keras runs every training step op by op in Python, without a graph "
-                    "(often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    f"`run_eagerly=True`: {_EAGER_TRAINING} - {_DEBUGGING_SWITCH}",
                     label="eager training",
                 )
             elif isinstance(value, ast.Name) and (line := _true_constant(facts, call, value.id)) is not None:
                 yield self.finding(
                     ctx, value,
-                    f"`{value.id}` is set to True on line {line} and passed to `compile(run_eagerly=...)`: Keras runs every "
-                    "training step op by op in Python, without a graph (often several times slower) - it is a debugging "
-                    "switch: set it to False unless debugging",
+                    f"`{value.id}` is set to True on line {line} and passed to `compile(run_eagerly=...)`: {_EAGER_TRAINING} "
+                    "- it is a debugging switch: set it to False unless debugging",
                     label="eager training",
                     cites=(line,),
                 )
@@ -161,8 +162,7 @@ class EagerExecutionForced(Rule):
             if not _conditional(facts, node):
                 yield self.finding(
                     ctx, node,
-                    "`run_eagerly = True`: Keras runs every training step op by op in Python, without a graph "
-                    "(often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    f"`run_eagerly = True`: {_EAGER_TRAINING} - {_DEBUGGING_SWITCH}",
                     label="eager training",
                 )
 
@@ -176,7 +176,7 @@ class EagerExecutionForced(Rule):
                 yield self.finding(
                     ctx, call,
                     "`run_functions_eagerly(True)` makes every tf.function run its Python body op by op instead of its "
-                    "graph (often several times slower) - it is a debugging switch: remove it, or set it only while debugging",
+                    f"graph (often several times slower) - {_DEBUGGING_SWITCH}",
                     label="tf.function off",
                 )
 
@@ -198,18 +198,13 @@ def _true_constant(facts: ModuleFacts, at: ast.AST, name: str) -> int | None:
     """The line where ``name``, a module-level setting the file assigns once (``ENABLE_EAGER =
     True``, unconditionally), is set to ``True``; None for anything else (a parameter, a flag)."""
     fn = facts.enclosing_function(at)
-    if fn is not None and (name in facts.assignments_in(fn) or name in _parameters(fn)):
+    if fn is not None and (name in facts.assignments_in(fn) or name in parameter_names(fn)):
         return None
     assignments = facts.module_assignments.get(name, [])
     if len(assignments) != 1 or not isinstance(assignments[0], ast.Assign) or not is_true(assignments[0].value):
         return None
     stmt = assignments[0]
     return None if _conditional(facts, stmt) or stmt not in facts.tree.body else stmt.lineno
-
-
-def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    args = fn.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
 
 
 def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None:

@@ -5,8 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator
 
-from tfperf_lsp.analysis.astutil import keyword
-from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, argument_for, parameter_names, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -317,7 +316,7 @@ def _in_own_loop(facts: ModuleFacts, node: ast.AST) -> bool:
 def _optimizer_passed_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The parameter that ``fn`` applies gradients with (``def update_D(X, net_D, trainer_D):
     trainer_D.apply_gradients(...)``): each caller may pass a new optimizer."""
-    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    params = parameter_names(fn)
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPTIMIZER_STEPS \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
@@ -330,11 +329,8 @@ def _made_per_run(ctx: RuleContext, fn: ast.FunctionDef | ast.AsyncFunctionDef, 
     Adam(lr)`` in ``train(...)``), and that caller may run more than once: it is called from
     several places or a loop, or it lives in a notebook, whose cells are run again."""
     facts = ctx.facts
-    names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     for call in facts.calls_by_def.get(fn, []):
-        arg = keyword(call, param)
-        if arg is None and param in names and names.index(param) < len(call.args):
-            arg = call.args[names.index(param)]
+        arg = argument_for(call, fn, param)
         caller = facts.enclosing_function(call)
         if not isinstance(arg, ast.Name) or caller is None or arg.id not in facts.assignments_in(caller):
             continue
