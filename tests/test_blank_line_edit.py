@@ -30,14 +30,20 @@ def _shown(analysis) -> list[tuple]:
 def reuses(monkeypatch) -> list[bool]:
     """Whether each edit's findings were moved (True) or computed by the rules (False)."""
     answers: list[bool] = []
-    moved = blank_line_edit.moved
+    gap_of, relocated = blank_line_edit.blank_gap, blank_line_edit.relocated
 
-    def spy(*args):
-        result = moved(*args)
-        answers.append(result is not None)
+    def gap_spy(*args):  # asked before the parse
+        gap = gap_of(*args)
+        answers.append(False)
+        return gap
+
+    def relocated_spy(*args):  # after it, when there is a gap
+        result = relocated(*args)
+        answers[-1] = result is not None
         return result
 
-    monkeypatch.setattr(blank_line_edit, "moved", spy)
+    monkeypatch.setattr(blank_line_edit, "blank_gap", gap_spy)
+    monkeypatch.setattr(blank_line_edit, "relocated", relocated_spy)
     return answers
 
 

@@ -64,13 +64,32 @@ def moved(earlier: RuleOutput, old_lines: list[str], old_tree: ast.Module, new_l
           settings: Settings, workspace, ctx) -> RuleOutput | None:
     """``earlier``'s findings at their lines in ``new_lines``, if the edit from ``old_lines`` only
     added or removed blank lines between statements; None where the rules must run again."""
+    gap = blank_gap(earlier, old_lines, old_tree, new_lines, settings, workspace)
+    return None if gap is None else relocated(earlier, gap, ctx)
+
+
+@dataclass(frozen=True)
+class BlankGap:
+    """Where an edit of blank lines only lies: old lines (1-based) ``before`` (the last unchanged
+    line above it) and ``after`` (the first below it); ``shift``, how many lines were added."""
+
+    before: int
+    after: int
+    shift: int
+
+
+def blank_gap(earlier: RuleOutput, old_lines: list[str], old_tree: ast.Module, new_lines: list[str],
+              settings: Settings, workspace) -> BlankGap | None:
+    """The gap, if the edit from ``old_lines`` only added or removed blank lines between
+    statements and ``earlier``'s findings can be moved; None where the rules must run again.
+    Reads ``old_tree``'s line numbers: call it before the new text is parsed, which may move
+    the statements it shares with the old tree (``analysis.reparse``)."""
     if not earlier.reusable or settings != earlier.settings or not _same_files(earlier.dependencies, workspace):
         return None
     n, m = len(old_lines), len(new_lines)
     head, tail = common_ends(old_lines, new_lines)
     if head == n == m:
         return None  # the same text: analysed again on purpose (another file changed, an answer came)
-    # 1-based old lines: ``before`` is the last unchanged line above the edit, ``after`` the first below.
     before, after = head, n - tail + 1
     if before < DIRECTIVE_LINES:
         return None
@@ -82,7 +101,12 @@ def moved(earlier: RuleOutput, old_lines: list[str], old_tree: ast.Module, new_l
         return None  # a blank line between a comment and its statement parts them (``# INCORRECT:``)
     if not _between_statements(old_tree.body, before, after, old_lines):
         return None
-    shift = m - n
+    return BlankGap(before, after, m - n)
+
+
+def relocated(earlier: RuleOutput, gap: BlankGap, ctx) -> RuleOutput | None:
+    """``earlier``'s findings moved across ``gap``; None if one lay on a removed line."""
+    before, after, shift = gap.before, gap.after, gap.shift
 
     def new_line(line: int) -> int | None:  # 0-based, old -> new
         if line + 1 <= before:

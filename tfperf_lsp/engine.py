@@ -63,6 +63,10 @@ def analyze(
 def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: list[Rule] | None,
              previous: Parsed | None, earlier: RuleOutput | None) -> Analysis:
     source = SourceText(text, path)
+    # Before the parse: it may move the statements below the edit, which ``previous`` shares.
+    gap = None
+    if earlier is not None and previous is not None and rules is None:
+        gap = blank_line_edit.blank_gap(earlier, previous.lines, previous.tree, source.lines, settings, workspace)
     tree = source.parse(previous)
     if isinstance(tree, ParseError):
         return Analysis(source, [], parse_error=tree)
@@ -70,8 +74,8 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
                         previous.imports if previous is not None else None)
     ctx = RuleContext(source, facts, settings, path, workspace)
     output = None
-    if earlier is not None and previous is not None and rules is None:
-        output = blank_line_edit.moved(earlier, previous.lines, previous.tree, source.lines, settings, workspace, ctx)
+    if gap is not None and earlier is not None:
+        output = blank_line_edit.relocated(earlier, gap, ctx)
         if output is not None:
             ctx.dependencies.update(path for path, _ in output.dependencies)  # still read: a change re-analyses
     if output is None:

@@ -30,6 +30,11 @@ class DocumentSession:
         self.last_seconds = time.perf_counter() - started
         if analysis.parse_error is None:
             analysis = Rebuildable(analysis, lambda: analyze(text, self.path, settings, workspace))
+            if isinstance(self.last_good, Rebuildable) and previous is not None:
+                # The new tree may have moved the statements it shares with the old one (line
+                # numbers shifted in place, analysis.reparse): a fix asked of the old version
+                # is built from its own text again.
+                self.last_good.drop()
             self.last_good = analysis
         elif self.last_good is not None:
             carried = carry_over(self.last_good, analysis.source.lines)

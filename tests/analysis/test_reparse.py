@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.reparse import Parsed, reparse
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.engine import analyze
@@ -46,6 +47,13 @@ def _dump(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=True)
 
 
+def _parsed(lines: list[str], tree: ast.Module) -> Parsed:
+    """A version as the document session keeps it: with its facts' walk of each statement, which
+    lets an edit that adds or removes lines move the statements below it instead of parsing them."""
+    facts = ModuleFacts(tree, SourceText("\n".join(lines)), known_walks={})
+    return Parsed(lines, tree, facts.statement_walks)
+
+
 def _check_random_edits(paths: list[str], edits_per_file: int, seed: int) -> tuple[int, int]:
     """Chains of edits, each parsed against the last version that parsed (as the editor does);
     an edit that breaks the file is undone half of the time (typing on would mostly keep it
@@ -56,7 +64,7 @@ def _check_random_edits(paths: list[str], edits_per_file: int, seed: int) -> tup
         with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
         try:
-            good = Parsed(SourceText(text).lines, ast.parse(text))
+            good = _parsed(SourceText(text).lines, ast.parse(text))
         except (SyntaxError, ValueError):
             continue
         good_text = text
@@ -73,7 +81,7 @@ def _check_random_edits(paths: list[str], edits_per_file: int, seed: int) -> tup
             if tree is not None:
                 reused += 1
                 assert _dump(tree) == _dump(expected), f"{path}: the re-parsed tree differs after an edit"
-            good = Parsed(lines, tree if tree is not None else expected)
+            good = _parsed(lines, tree if tree is not None else expected)
             good_text = text
     return parsed, reused
 
@@ -106,6 +114,31 @@ def test_an_unchanged_line_count_reuses_the_statements_below_the_edit():
     assert tree.body[4] is before.body[4]  # below it (which ends a statement below)
     assert tree.body[2] is not before.body[2]
     assert _dump(tree) == _dump(ast.parse(text.replace("x + 1", "x + 2")))
+
+
+def test_a_line_added_or_removed_moves_the_statements_below_instead_of_parsing_them():
+    text = "import tensorflow as tf\n\n\ndef e(x):\n    return x\n\n\ndef f(x):\n    return x + 1\n\n\n" \
+           "def g(x):\n    return [x,\n            x * 2]\n\n\n@tf.function\ndef h(x):\n    return x * 3\n"
+    for edited in (text.replace("    return x + 1", "    # a note\n    y = 1\n    return x + 1"),
+                   text.replace("\n\n\ndef f", "\ndef f")):
+        before = ast.parse(text)
+        tree = reparse(_parsed(text.split("\n"), before), edited.split("\n"))
+        assert tree is not None
+        assert tree.body[-2] is before.body[-2] and tree.body[-1] is before.body[-1]  # below the slice: moved
+        assert _dump(tree) == _dump(ast.parse(edited))  # every line number below the edit is right
+
+
+def test_a_version_whose_statements_a_later_one_moved_is_never_parsed_against_again():
+    text = "a = 1\n\nb = 2\n\nc = 3\n\nd = [4,\n     5]\n"
+    first = _parsed(text.split("\n"), ast.parse(text))
+    longer = text.replace("b = 2", "b = 2\nb += 1")
+    assert reparse(first, longer.split("\n")) is not None  # moves c and d down a line
+    # ``first``'s tree now holds c and d at the lines of ``longer``: parsing against it again must
+    # not re-use them (an editor only ever parses against the latest version; a test might not).
+    other = text.replace("a = 1", "a = 10")
+    tree = reparse(first, other.split("\n"))
+    assert tree is None
+    assert _dump(SourceText(other).parse(first)) == _dump(ast.parse(other))
 
 
 def test_an_opened_bracket_falls_back_to_the_whole_text():
