@@ -31,7 +31,7 @@ class RemovedMixedPrecisionApi(Rule):
     Finds the Keras mixed precision API of TF 2.1-2.3, deprecated in TF 2.4 and removed in TF 2.9
     (and absent from Keras 3): `from tensorflow.keras.mixed_precision import experimental`,
     `tf.keras.mixed_precision.experimental.*`, `mixed_precision.set_policy(...)`, the
-    experimental `LossScaleOptimizer(..., loss_scale=...)`, and
+    experimental `LossScaleOptimizer(..., loss_scale=...)` (or its loss scale given by position), and
     `tf.train.experimental.enable_mixed_precision_graph_rewrite`.
 
     ## Why is this slow
@@ -54,8 +54,10 @@ class RemovedMixedPrecisionApi(Rule):
     `from tensorflow.keras import mixed_precision` (keeping the local name), a names import keeps
     its names (`set_global_policy as set_policy`), `.experimental.` is dropped from attribute
     paths and `set_policy` becomes `set_global_policy`. No fix for the experimental
-    `LossScaleOptimizer(loss_scale=...)` (its arguments changed: `dynamic=`, `initial_scale=`),
-    the graph rewrite (replace it with a Keras policy by hand), a multi-line import or names the
+    `LossScaleOptimizer(loss_scale=...)` or `LossScaleOptimizer(opt, "dynamic")` (its arguments
+    changed: `dynamic=`, `initial_scale=`), nor for a module import whose name reaches such a call
+    or a name the new module lacks (rewriting the import would change what they mean), the graph
+    rewrite (replace it with a Keras policy by hand), a multi-line import or names the
     new module lacks. The original code raises, so the fixed code is checked to run and to set
     the policy under TensorFlow, not compared with the original's outputs.
     """
@@ -121,6 +123,8 @@ class RemovedMixedPrecisionApi(Rule):
         replacement = _import_replacement(stmt)
         if replacement is False:
             return None  # not the experimental module
+        if isinstance(replacement, str) and not _uses_carry_over(ctx, stmt):
+            replacement = None
         title = "Import the non-experimental mixed_precision"
         return self.finding(
             ctx, stmt,
@@ -139,11 +143,13 @@ class RemovedMixedPrecisionApi(Rule):
         experimental = func.value if isinstance(func.value, ast.Attribute) and func.value.attr == "experimental" else None
         through_experimental = experimental is not None
         if not through_experimental and old != "set_policy":
-            if old == "LossScaleOptimizer" and keyword(call, "loss_scale") is not None:
+            if old == "LossScaleOptimizer" and _loss_scale_given(call):
+                given = "loss_scale=..." if keyword(call, "loss_scale") is not None else "optimizer, loss_scale"
                 return self.finding(
                     ctx, func,
-                    "the experimental `LossScaleOptimizer(loss_scale=...)` was removed: use "
-                    "`LossScaleOptimizer(optimizer)` (dynamic scaling is the default)",
+                    f"the experimental `LossScaleOptimizer({given})` was removed: use "
+                    "`LossScaleOptimizer(optimizer)` (dynamic scaling is the default"
+                    + ("; its second parameter is now `dynamic`, a bool)" if "=" not in given else ")"),
                     label="removed API",
                 )
             return None  # a name from the experimental import: the import's finding covers it
@@ -170,6 +176,42 @@ class RemovedMixedPrecisionApi(Rule):
             fix=partial(_replace, ctx, func, replacement, title) if replacement else None,
             fix_title=title if replacement else None,
         )
+
+
+def _loss_scale_given(call: ast.Call) -> bool:
+    """``LossScaleOptimizer(opt, loss_scale=...)`` or ``LossScaleOptimizer(opt, 'dynamic')``: the
+    experimental signature (the current one's second parameter is ``dynamic``, a bool)."""
+    return keyword(call, "loss_scale") is not None or len(call.args) > 1
+
+
+# The names a module import's alias may reach that the current module has, with the same arguments
+# (``set_policy`` is renamed by its own finding's fix).
+_CARRIED_OVER = {"Policy", "set_policy", "set_global_policy", "global_policy", "LossScaleOptimizer"}
+
+
+def _uses_carry_over(ctx: RuleContext, stmt: ast.Import | ast.ImportFrom) -> bool:
+    """Whether every ``alias.name`` reached through the module this import binds means the same
+    after it imports the current module instead: each name exists there and takes the same
+    arguments. ``prec.LossScaleOptimizer(opt, 'dynamic')`` would raise TypeError on the new module
+    (its second parameter is ``dynamic=``, a bool): on a TensorFlow where the old import still
+    works, rewriting the import would break the call."""
+    facts = ctx.facts
+    for alias in stmt.names:
+        local = alias.asname or alias.name.split(".")[0]
+        for name in facts.names.get(local, ()):
+            parent = facts.parent(name)
+            if not isinstance(parent, ast.Attribute):
+                continue
+            if parent.attr not in _CARRIED_OVER:
+                return False
+            call = facts.parent(parent)
+            if not isinstance(call, ast.Call) or call.func is not parent:
+                continue
+            if parent.attr == "LossScaleOptimizer" and _loss_scale_given(call):
+                return False
+            if parent.attr == "Policy" and (len(call.args) > 1 or keyword(call, "loss_scale") is not None):
+                return False
+    return True
 
 
 def _replace(ctx: RuleContext, node: ast.AST, text: str, title: str) -> Fix:
