@@ -67,7 +67,11 @@ def test_fit_uses_stop_at_the_next_model_of_the_same_name():
     ("(x_train, y_train), (x_test, y_test) = keras.datasets.boston_housing.load_data()\nfit(x_train)", 404),
     ("(x_train, y_train), (x_test, y_test) = keras.datasets.boston_housing.load_data()\nfit(x_test)", 102),
     ("X, y = load_iris(return_X_y=True)\nfit(X)", 150),
-    ("(x_train, y_train), _ = keras.datasets.mnist.load_data()\nfit(x_train)", None),  # not small: unknown
+    ("(x_train, y_train), _ = keras.datasets.mnist.load_data()\nfit(x_train)", 60000),
+    ("(x_train, y_train), (x_test, y_test) = keras.datasets.cifar10.load_data()\nfit(x_test)", 10000),
+    ("x = np.load('x.npy').reshape(60000, 784)\nfit(x)", 60000),  # the rows written down
+    ("x = np.load('x.npy').reshape(-1, 784)\nfit(x)", None),  # rows of an unknown array
+    ("(x_train, y_train), _ = keras.datasets.reuters_large.load_data()\nfit(x_train)", None),  # unknown dataset
 ])
 def test_rows_of_literal_arrays_and_small_built_in_datasets(code, rows):
     text = "import numpy as np\nfrom tensorflow import keras\nfrom sklearn.datasets import load_iris\n" + code + "\n"

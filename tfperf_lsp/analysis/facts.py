@@ -448,11 +448,13 @@ class ModuleFacts:
 
     @cached_property
     def _module_defs_by_name(self) -> dict[str, list[Def]]:
-        """The module-level defs of each name, in source order (one pass, not one per name)."""
+        """The module-level defs of each name, in source order (one pass, not one per name):
+        also those in a block of module-level code, such as a script's ``if __name__ ==
+        "__main__":`` that defines its ``train_step`` and loops over it, or a ``try``."""
         defs: dict[str, list[Def]] = {}
-        for stmt in self.tree.body:
-            if isinstance(stmt, FunctionNode):
-                defs.setdefault(stmt.name, []).append(stmt)
+        for fn in self.functions:  # in source order
+            if self.parent(fn) is self.tree or self.scope_of(fn) is None:
+                defs.setdefault(fn.name, []).append(fn)
         return defs
 
     @cached_property
