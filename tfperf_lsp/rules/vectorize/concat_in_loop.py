@@ -7,6 +7,7 @@ from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import int_literal, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour
+from tfperf_lsp.analysis.models import keras_classes
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.context import RuleContext
@@ -39,7 +40,10 @@ class ConcatInLoop(Rule):
     When the loop reads `acc` anywhere else (its shape in a `while` condition, an `if`), or the
     concat is not `acc = tf.concat([acc, t], ...)` exactly. When the piece is token ids picked in
     the loop (`tf.argmax(logits, -1)`, `tf.random.categorical`): a decoding loop grows a sequence
-    by a few integers per step, a copy far smaller than the model step that picks each one.
+    by a few integers per step, a copy far smaller than the model step that picks each one. In a
+    method of a Keras layer or model, for a loop over `range(self.num_levels)` (or
+    `self.options.sub_levels`): a loop over the architecture, a handful of levels fixed when the
+    layer is made, not a loop over data.
 
     ## Fix
     Outside a tf.function: a list started with the initial `acc`, `append(t)` in the loop, and one
@@ -111,6 +115,8 @@ class ConcatInLoop(Rule):
                 continue  # the loop needs the grown tensor itself
             if _is_a_picked_token(facts, loop, piece):
                 continue  # a decoding loop: a few ids per step, copied beside a model step each
+            if _over_the_architecture(facts, loop):
+                continue  # ``for j in range(self.options.sub_levels)`` in a layer: a few levels, fixed at construction
             axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
             graph = facts.in_tf_function(loop) is not None
             problems = []
@@ -139,6 +145,29 @@ class ConcatInLoop(Rule):
                 fix=None if problems or axis is None else partial(_collect_then_concat, ctx, loop, stmt, call, acc, piece, axis, title),
                 fix_title=None if problems else title,
             )
+
+
+def _over_the_architecture(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """``for j in range(1, self.options.sub_levels)`` in a method of a Keras layer or model: a loop
+    over the architecture (its levels, blocks or heads), whose count is a setting fixed when the
+    layer is made, a handful in practice (FILM's feature pyramid: 3 concats a level), not a loop
+    over data."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id == "range" and loop.iter.args):
+        return False
+    cls = facts.enclosing_class(loop)
+    if cls is None or cls.name not in keras_classes(facts):
+        return False
+    bounds = [n for arg in loop.iter.args for n in ast.walk(arg) if isinstance(n, (ast.Name, ast.Call, ast.Subscript))]
+    return any(_self_setting(arg) for arg in loop.iter.args) and all(
+        isinstance(n, ast.Name) and n.id == "self" for n in bounds)
+
+
+def _self_setting(expr: ast.AST) -> bool:
+    """``self.num_levels`` or ``self.options.sub_levels``: an attribute path from ``self``."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id == "self"
 
 
 def _collect_then_concat(ctx: RuleContext, loop: ast.For | ast.While, stmt: ast.Assign, call: ast.Call, acc: str,
