@@ -231,3 +231,33 @@ def test_a_counter_the_loop_adds_one_to_marks_a_branch_taken_on_some_iterations(
     facts = ModuleFacts(ast.parse(code), SourceText(code))
     call = next(c for c in facts.calls if getattr(c.func, "id", "") == "evaluate")
     assert HotCode(facts, None).on_some_iterations(call) is some
+
+
+def test_a_name_the_def_binds_once_to_a_number_counts_its_loop_and_shadows_a_module_one():
+    code = textwrap.dedent("""
+        num_generate = 100000
+        def generate(model):
+            num_generate = 200
+            for i in range(num_generate):
+                model(x)
+        def train(model):
+            for i in range(num_generate):
+                model(x)
+        def rebound(model, n):
+            steps = 10
+            steps = n
+            for i in range(steps):
+                model(x)
+        generate(m)
+        generate(m)
+        train(m)
+        rebound(m, big)
+    """)
+    tree = ast.parse(code)
+    facts = ModuleFacts(tree, SourceText(code))
+    hot = HotCode(facts, None)
+    generate, train, rebound = (next(c for c in facts.calls if getattr(c.func, "id", "") == "model"
+                                     and facts.enclosing_function(c).name == name) for name in ("generate", "train", "rebound"))
+    assert hot.runs_at_most(generate) == 400  # its own 200, not the module's 100000, twice
+    assert hot.runs_at_most(train) == 100000  # no local: the module-level name
+    assert hot.runs_at_most(rebound) is None  # bound twice: not a constant

@@ -689,7 +689,8 @@ class HotCode:
 
     def _int_constant(self, expr: ast.expr, depth: int = 2) -> int | None:
         """An int literal, or a module-level name bound once to one (``EPOCHS = 5``; in module
-        code, bound to one by the last assignment above the use), or a
+        code, bound to one by the last assignment above the use), or a name the def around the
+        use binds once to one (``num_generate = 200``), or a
         parameter of a top-level def that every call of it in this file passes such a number
         (``forecast(values, model, into_future=INTO_FUTURE)``), or leaves at a default that is
         one, or passes on from a parameter of its own that is so (two defs deep): the largest."""
@@ -704,8 +705,13 @@ class HotCode:
                 assignment = self.facts.reaching_assignment(expr)
                 value = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
             else:
-                assignments = self.facts.module_assignments.get(expr.id, [])
-                if len(assignments) != 1:
+                fn = self.facts.enclosing_function(expr)
+                local = self.facts.assignments_in(fn).get(expr.id) if fn is not None else None
+                # a name the def assigns is its own (``num_generate = 200`` in ``generate_text``):
+                # bound once to a literal, that is its value; a module-level one of the same name is not
+                assignments = local if local is not None else self.facts.module_assignments.get(expr.id, [])
+                if len(assignments) != 1 or (local is not None and not (
+                        isinstance(assignments[0], ast.Assign) and len(assignments[0].targets) == 1)):
                     return None
                 value = getattr(assignments[0], "value", None)
         if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
