@@ -29,6 +29,11 @@ class StaleGlobalCapture(Rule):
     `self.x` read by a tf.function method when another method of the class calls it again and
     again and assigns `self.x` a new value (`self.pl_mean = 0.99 * self.pl_mean + ...` after
     each `self.train_step(...)`): tf.function does not trace again when an attribute changes.
+    And `self.memory.size` read by a tf.function method, where `self.memory` is an object of a
+    class of this file whose methods change `self.size` (a replay buffer's `store`), called by the
+    class between calls of the function: a DQN's `@tf.function def replay(self)` that starts with
+    `if self.memory.size < batch_size: return` traces that early return on its first call and
+    never trains (verified under TensorFlow: 0 updates in 40 calls, 1 trace).
 
     ## Why is this slow
     It is a correctness trap, not a speed problem. The value of a Python global is captured when
@@ -122,6 +127,7 @@ class StaleGlobalCapture(Rule):
                     cites=(later,),
                 )
             yield from self._stale_attributes(ctx, fn)
+            yield from self._stale_helper_attributes(ctx, fn)
 
     def _stale_attributes(self, ctx: RuleContext, fn: TFFunction) -> Iterator[Finding]:
         """``self.x`` read by a tf.function method, and assigned a new value by a method of its
@@ -151,6 +157,78 @@ class StaleGlobalCapture(Rule):
                     label=f"stale after line {later}",
                     cites=(later,),
                 )
+
+
+    def _stale_helper_attributes(self, ctx: RuleContext, fn: TFFunction) -> Iterator[Finding]:
+        """``self.memory.size`` read by a tf.function method, where ``self.memory`` is an object of
+        a class of this file whose methods change ``self.size`` (a replay buffer's ``store``), and
+        the owner's methods call that method between calls of the tf.function: the trace keeps
+        the first value. A DQN's ``@tf.function def replay(self): if self.memory.size <
+        batch_size: return`` traces the early return on its first call and never trains."""
+        facts = ctx.facts
+        if fn.owner_class is None or fn.node is None:
+            return
+        calls = [*tf_function_calls(ctx, fn), *facts.calls_by_def.get(fn.node, [])]  # ``agent.replay(...)`` too
+        if not any(facts.enclosing_loops(call) or facts.is_called_repeatedly(facts.enclosing_function(call) or fn.node)
+                   for call in calls):
+            return
+        classes = {cls.name: cls for cls in facts.classes if facts.parent(cls) is facts.tree}
+        seen: set[tuple[str, str]] = set()
+        for node in walk_same_scope(fn.node):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _self_attribute(node.value)):
+                continue
+            parent = facts.parent(node)
+            if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Call) and parent.func is node:
+                continue  # ``self.memory.sample(...)``, ``self.memory.buffer.shape``: objects, not values
+            holder = cast("ast.Attribute", node.value)
+            key = (holder.attr, node.attr)
+            if key in seen:
+                continue
+            seen.add(key)
+            values = facts.self_attribute_values(holder)
+            made = values[0] if len(values) == 1 else None
+            helper = classes.get(made.func.id) if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
+            found = _changed_between_calls(ctx, fn, holder.attr, helper, node.attr) if helper is not None else None
+            if found is not None:
+                method, line = found
+                yield self.finding(
+                    ctx,
+                    node,
+                    f"`{function_label(fn)}` keeps the value `self.{holder.attr}.{node.attr}` had when it was traced: "
+                    f"`{helper.name}.{method}` changes it (line {line}) between calls, through "
+                    f"`self.{holder.attr}.{method}(...)`, and the next call runs the old trace (no retrace); pass it "
+                    f"as an argument or use a tf.Variable",
+                    label=f"stale after line {line}",
+                    cites=(line,),
+                )
+
+
+def _changed_between_calls(ctx: RuleContext, fn: TFFunction, holder: str, helper: ast.ClassDef,
+                           attr: str) -> tuple[str, int] | None:
+    """A method of ``helper`` (not ``__init__``) that assigns ``self.<attr>`` a new value, called
+    as ``self.<holder>.method(...)`` by an untraced method of the tf.function's class that runs
+    again and again: (its name, the line of the assignment)."""
+    facts = ctx.facts
+    owner = fn.owner_class
+    for method in helper.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
+            continue
+        stores = [node for node in walk_same_scope(method) if _assigns_attribute(node, attr)
+                  and not _assigns_an_object(facts, node)]
+        if not stores:
+            continue
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == method.name and isinstance(func.value, ast.Attribute)
+                    and _self_attribute(func.value) and func.value.attr == holder):
+                continue
+            caller = facts.enclosing_function(call)
+            if caller is None or caller is fn.node or owner is None or caller not in owner.body \
+                    or facts.in_tf_function(caller) is not None:
+                continue
+            if facts.is_called_repeatedly(caller) or facts.enclosing_loops(call):
+                return method.name, min(cast("ast.stmt", node).lineno for node in stores)
+    return None
 
 
 def _self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
