@@ -189,7 +189,7 @@ class StaleGlobalCapture(Rule):
             made = values[0] if len(values) == 1 else None
             helper = classes.get(made.func.id) if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
             found = _changed_between_calls(ctx, fn, holder.attr, helper, node.attr) if helper is not None else None
-            if found is not None:
+            if found is not None and helper is not None:
                 method, line = found
                 yield self.finding(
                     ctx,
