@@ -147,3 +147,51 @@ def test_a_factory_of_the_file_that_calls_the_imported_builder_is_followed(tmp_p
     ``resnet_18()`` imported from models/resnet.py."""
     factory = "\n\ndef get_model():\n    return ResNet18()\n"
     assert "TFP501" not in _resnet_codes(tmp_path / "", "cpu", "get_model()", factory)
+
+
+_UNET = """\
+from tensorflow.keras.layers import Dense, Input
+from tensorflow.keras.models import Model
+
+
+def Unet(n):
+    x = Input((4,))
+    return Model(x, Dense(n)(x))
+"""
+
+_DETECT = """\
+import numpy as np
+
+from nets.unet import Unet as unet
+
+
+class Detector(object):
+    def __init__(self):
+        self.model = unet(2)
+
+    def detect_image(self, image):
+        image_data = np.expand_dims(np.array(image, np.float32), 0)
+        return self.model.predict(image_data)
+
+
+detector = Detector()
+for frame in frames():
+    detector.detect_image(frame)
+"""
+
+
+def test_predict_on_a_tf_keras_model_built_in_another_file_of_a_file_without_tensorflow(tmp_path):
+    """bubbliiiing/unet-tf2: unet.py imports no TensorFlow; its model comes from nets/unet.py,
+    which builds a tf.keras Model. Its size is not visible: a graph of it is named first, no fix."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    (tmp_path / "nets").mkdir()
+    (tmp_path / "nets" / "unet.py").write_text(_UNET)
+    detect = tmp_path / "detect.py"
+    detect.write_text(_DETECT)
+    findings = analyze(_DETECT, str(detect), workspace=WorkspaceIndex([str(tmp_path)])).findings
+    assert [(f.code, f.span.start.line + 1) for f in findings] == [("TFP801", 12)]
+    assert "`tf.function(self.model)` made once" in findings[0].message and findings[0].fix_title is None
+    # a standalone Keras builder (no TensorFlow in the project file either): silent, as before
+    (tmp_path / "nets" / "unet.py").write_text(_UNET.replace("tensorflow.keras", "keras"))
+    assert not analyze(_DETECT, str(detect), workspace=WorkspaceIndex([str(tmp_path)])).findings

@@ -61,6 +61,11 @@ def creates_model(facts: ModuleFacts, expr: ast.AST | None, _depth: int = 0) -> 
     return False
 
 
+def returns_model(facts: ModuleFacts, fn: ast.AST) -> bool:
+    """The def ``fn`` returns a Keras model it builds (or a factory of this file builds)."""
+    return _returns_model(facts, fn, 1)
+
+
 def _returns_model(facts: ModuleFacts, fn: ast.AST, depth: int, index: int | None = None) -> bool:
     """``fn`` returns a model (``index``: the item ``index`` of the tuple it returns is one)."""
     assigned = facts.assignments_in(fn)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Iterator, cast
 from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value, keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, neighbour, target_names, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import Carry, LoopFlow
-from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, one_call_per_model
+from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, model_classes, one_call_per_model, returns_model
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, holds_pretrained_model,
+from tfperf_lsp.rules.common import (CLOCKS, built_by_imported, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, holds_pretrained_model,
                                      keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
@@ -189,7 +189,8 @@ class PredictInLoop(Rule):
             return  # Keras on JAX or PyTorch compiles predict itself; a direct call runs op by op
         if ctx.hot.tf1_graph_mode:
             return  # TensorFlow 1 graphs: a direct call returns a symbolic tensor, with no .numpy()
-        if not any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
+        tf_file = _uses_tensorflow(facts)
+        if not tf_file and ctx.workspace is None:
             return  # standalone Keras without TensorFlow: Keras 2.2/2.3 on TF 1 graphs (``model(x)`` is
             # symbolic, ``predict`` a cheap session run), or Keras 3 on a backend the file does not name
             # (``.numpy()`` may not exist)
@@ -204,10 +205,10 @@ class PredictInLoop(Rule):
                 continue  # ``for s in random.sample(texts, 10)``: a second of setup at most, in all
             if ctx.hot.paced_by_user(call):
                 continue  # each run waits for a keypress (``input("Continue?")``): the user sets the pace
-            kind = receiver_kind(facts, call)
+            receiver = func.value
+            kind = receiver_kind(facts, call) if tf_file else _tf_model_from_project(ctx, receiver)
             if kind is None:
                 continue
-            receiver = func.value
             if overrides(facts, receiver, "predict"):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
             if holds_pretrained_model(ctx, receiver):
@@ -300,9 +301,9 @@ class PredictInLoop(Rule):
                 label="predict in loop",
                 severity=Severity.INFORMATION,
             )
-        yield from self._in_a_def_called_every_step(ctx)
+        yield from self._in_a_def_called_every_step(ctx, tf_file)
 
-    def _in_a_def_called_every_step(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _in_a_def_called_every_step(self, ctx: RuleContext, tf_file: bool) -> Iterator[Finding]:
         """``predict`` in a def with no loop of its own (an agent's ``act(state)``) that a loop
         calls on every iteration: each step pays predict's setup just the same."""
         facts = ctx.facts
@@ -317,9 +318,10 @@ class PredictInLoop(Rule):
                 continue  # the def trains for whole epochs (``fit(..., epochs=100)``, then one predict),
                 # or times its own predict (a benchmark)
             site = _called_every_step(ctx, fn)
-            if site is None or receiver_kind(facts, call) is None:
-                continue
             receiver = func.value
+            kind = receiver_kind(facts, call) if tf_file else _tf_model_from_project(ctx, receiver)
+            if site is None or kind is None:
+                continue
             if overrides(facts, receiver, "predict") or holds_pretrained_model(ctx, receiver) \
                     or outputs_distribution(facts, receiver, call):
                 continue  # the same exemptions as a predict written in the loop
@@ -330,8 +332,7 @@ class PredictInLoop(Rule):
                 continue  # a dataset, or a large input batched on purpose (``batch_size=1000``)
             name = ast.unparse(receiver)
             x_text = ctx.source.segment(x) if x is not None else "x"
-            direct = _direct_call_text(facts, call, name, x, x_text,
-                                       _fix_blocker(facts, call, receiver_kind(facts, call) or "", receiver))
+            direct = _direct_call_text(facts, call, name, x, x_text, _fix_blocker(facts, call, kind, receiver))
             advice = f"call {_graph_or_direct(name, direct)}" if _built_elsewhere(facts, receiver) else f"call {direct} instead"
             line = first_line(facts.enclosing_loops(site)[0])
             called = getattr(site.func, "attr", None) or getattr(site.func, "id", fn.name)
@@ -461,6 +462,28 @@ def _tf_alias(facts: ModuleFacts) -> str:
     return next((local for local, qualname in facts.imports.bindings.items() if qualname == "tensorflow"), "tf")
 
 
+def _uses_tensorflow(facts: ModuleFacts) -> bool:
+    """The file imports TensorFlow (``tf.keras``, not a standalone Keras)."""
+    return any(q.startswith("tensorflow") for q in facts.imports.bindings.values())
+
+
+def _tf_model_from_project(ctx: RuleContext, receiver: ast.expr) -> str | None:
+    """"project" when ``receiver`` (``self.model``) holds what a def or class of another file of
+    the project builds, a ``tf.keras`` model (``self.model = unet(...)``, ``from nets.unet import
+    Unet as unet``): a file that imports no TensorFlow itself still runs a TF 2 model."""
+    return "project" if built_by_imported(ctx, receiver, _builds_tf_keras_model) else None
+
+
+def _builds_tf_keras_model(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``node``, in a file that imports TensorFlow, is a def that returns a Keras model or a
+    subclass of one."""
+    if not _uses_tensorflow(facts):
+        return False
+    if isinstance(node, ast.ClassDef):
+        return node.name in model_classes(facts)
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and returns_model(facts, node)
+
+
 def _built_elsewhere(facts: ModuleFacts, receiver: ast.expr) -> bool:
     """The model is built outside this file: ``self.yolo_model`` that no method of the class
     here assigns (a base class imported from another file builds it), or a name imported from
@@ -468,10 +491,25 @@ def _built_elsewhere(facts: ModuleFacts, receiver: ast.expr) -> bool:
     a judge measured a 400-layer YOLOv4 at 106 ms a ``predict``, 469 ms called directly, 67 ms
     through a ``tf.function``."""
     if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
-        return facts.enclosing_class(receiver) is not None and not facts.self_attribute_assignments(receiver)
+        if facts.enclosing_class(receiver) is None:
+            return False
+        values = [value for value, _ in facts.self_attribute_assignments(receiver)]  # ``self.a, self.b = f()`` too
+        return not values or all(_made_by_project_import(facts, value) for value in values)
     if isinstance(receiver, ast.Name):
-        return receiver.id in facts.imports.bindings and facts.reaching_assignment(receiver) is None
+        assignment = facts.reaching_assignment(receiver)
+        if assignment is None:
+            return receiver.id in facts.imports.bindings
+        return isinstance(assignment, ast.Assign) and _made_by_project_import(facts, assignment.value)
     return False
+
+
+def _made_by_project_import(facts: ModuleFacts, value: ast.AST) -> bool:
+    """``unet(num_classes)`` with ``from nets.unet import Unet as unet``: a call of a name imported
+    from a module that is neither Keras nor TensorFlow (the project's own builder)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in facts.imports.bindings):
+        return False
+    qualname = facts.imports.bindings[value.func.id]
+    return not qualname.startswith(("keras.", "tensorflow.", "tf_keras."))
 
 
 def _graph_or_direct(name: str, direct: str) -> str:
