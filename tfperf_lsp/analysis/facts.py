@@ -77,12 +77,14 @@ def _is_staticmethod(node: ast.AST) -> bool:
 
 class ModuleFacts:
     def __init__(self, tree: ast.Module, source: SourceText,
-                 known_walks: Mapping[ast.stmt, _Walk] | None = None, known_imports: ImportMap | None = None):
+                 known_walks: Mapping[ast.stmt, _Walk] | None = None, known_imports: ImportMap | None = None,
+                 known_structure: NodeStructure | None = None):
         """``known_walks``: the statement walks of an earlier version of the file (its
         ``statement_walks``), re-used for the statements that are the same objects. None: one
         walk of the whole module, and no statement walks kept (the CLI analyses a text once).
         ``known_imports``: that version's import map, whose resolved names are re-used when
-        the imports are the same."""
+        the imports are the same. ``known_structure``: that version's ``structure``, each node's
+        def and loops, which hold for the nodes of the statements both versions share."""
         self.tree = tree
         self.source = source
         # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
@@ -110,12 +112,15 @@ class ModuleFacts:
         self._assignment_when_called_cache: dict[tuple[ast.AST, str], ast.AST | None] = {}
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
-        self._loops_of: dict[ast.AST, list[ast.AST]] = {}
-        self._function_of: dict[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+        kept = 4 * len(walk.parents)
+        self.structure = known_structure if known_structure is not None and known_structure.size() <= kept \
+            else NodeStructure()
+        self._loops_of = self.structure.loops_of
+        self._function_of = self.structure.function_of
         self.imports = ImportMap(tree, walk.imports)
         if known_imports is not None and self.imports.resolves_like(known_imports):
             # the same imports: an earlier version's answers hold for the statements it shares
-            self.imports.reuse_answers(known_imports, kept=4 * len(walk.parents))
+            self.imports.reuse_answers(known_imports, kept=kept)
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
 
@@ -783,6 +788,24 @@ def parameter_names(fn: ast.AST) -> set[str]:
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
     return names
+
+
+class NodeStructure:
+    """Each node's innermost def and the loops around it (``enclosing_function``,
+    ``enclosing_loops``), worked out once per node. Both depend on the node's ancestors only, and a
+    statement a keystroke leaves alone keeps its nodes and their ancestors (``analysis.reparse``,
+    which also moves statements in place without changing them), so a document session hands it
+    from one version to the next. The answers for replaced statements' nodes stay until it holds
+    four times the module's nodes (``ModuleFacts``), and then it starts empty."""
+
+    __slots__ = ("function_of", "loops_of")
+
+    def __init__(self) -> None:
+        self.function_of: dict[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+        self.loops_of: dict[ast.AST, list[ast.AST]] = {}
+
+    def size(self) -> int:
+        return len(self.function_of) + len(self.loops_of)
 
 
 class _Walk:

@@ -44,6 +44,7 @@ class Parsed:
     tree: ast.Module
     statement_walks: dict[ast.stmt, Any] = field(default_factory=dict)
     imports: Any = None  # its facts' ImportMap: the qualified names they resolved are re-used
+    structure: Any = None  # its facts' NodeStructure: each shared node's def and loops are re-used
 
 
 def reparse(previous: Parsed, lines: list[str]) -> ast.Module | None:
