@@ -440,9 +440,28 @@ def _direct_call_text(facts: ModuleFacts, call: ast.Call, name: str, x: ast.AST 
         if not literal:
             condition = f" (when `{x_text}` holds strings or numbers: a direct call takes a tensor of them, not the list)"
         x_text = f"{_tf_alias(facts)}.constant({x_text})"
+    elif blocker == "mixed inputs" and isinstance(x, (ast.List, ast.Tuple)):
+        # Keras 3 refuses a list that mixes NumPy arrays and tensors (``predict`` takes it)
+        convert = f"{_tf_alias(facts)}.convert_to_tensor"
+        parts = [ast.unparse(e) if _a_tensor(facts, e) else f"{convert}({ast.unparse(e)})" for e in x.elts]
+        x_text = f"[{', '.join(parts)}]" if isinstance(x, ast.List) else f"({', '.join(parts)})"
     if blocker == "several outputs" or _unpacked(facts, call):
         return f"`{name}({x_text}, training=False)` (a list of tensors: `.numpy()` each){condition}"
     return f"`{name}({x_text}, training=False).numpy()`{condition}"
+
+
+def _a_tensor(facts: ModuleFacts, expr: ast.AST) -> bool:
+    """``a``, assigned the result of a TensorFlow op (``a = tf.clip_by_value(...)``) last."""
+    value = getattr(facts.reaching_assignment(expr), "value", None) if isinstance(expr, ast.Name) else expr
+    return isinstance(value, ast.Call) and (facts.qualname(value.func) or "").startswith("tensorflow.")
+
+
+def _mixed_inputs(facts: ModuleFacts, x: ast.AST | None) -> bool:
+    """``predict([state, a])`` where some item is a tensor and another may be a NumPy array."""
+    if not isinstance(x, (ast.List, ast.Tuple)) or len(x.elts) < 2:
+        return False
+    tensors = [_a_tensor(facts, e) for e in x.elts]
+    return any(tensors) and not all(tensors)
 
 
 def _scalars_list(x: ast.AST | None) -> bool | None:
@@ -572,6 +591,8 @@ def _fix_blocker(facts: ModuleFacts, call: ast.Call, kind: str, receiver: ast.ex
     inputs = [a for a in call.args] + [k for k in call.keywords if k.arg == "x"]
     if len(inputs) != 1 or any(k.arg not in ("x", "verbose") for k in call.keywords):
         return "other predict arguments"
+    if _mixed_inputs(facts, call.args[0] if call.args else keyword(call, "x")):
+        return "mixed inputs"  # Keras 3 refuses ``model([array, tensor])``: the message converts them
     if _unpacked(facts, call):
         return "several outputs"  # ``y, att = self.model.predict(x)``: a direct call returns a list
     if isinstance(receiver, ast.Name) and kind == "model":
