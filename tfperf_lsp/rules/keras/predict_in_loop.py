@@ -127,10 +127,12 @@ class PredictInLoop(Rule):
       callbacks would be lost);
     - the model is not built with several outputs (then `model(x)` returns a list, and `.numpy()`
       would fail: convert each output);
-    - the model is built in this file. `self.model` that no method of the class here assigns (a
-      base class from another file builds it), or a model imported from another module, may be
-      deep: called directly, its layers run one by one (a 400-layer YOLOv4 took 469 ms a call,
-      against 106 ms for `predict` and 67 ms for a `tf.function`). The hint then names a
+    - nothing says the model may be deep: built outside this file (`self.model` that no method of
+      the class here assigns, a model imported or made by a builder imported from the project), or
+      built here on another network (`Model(input_layer, ...)` after `YOLOv3(input_layer)` from
+      the project, `Model(inputs=bert.inputs, ...)`). Called directly, a deep model runs its layers
+      one by one (a 400-layer YOLOv4 took 469 ms a call, against 106 ms for `predict` and 67 ms for
+      a `tf.function`; a 12-layer transformer 138, 69 and 12 ms). The hint then names a
       `tf.function` of the model made once first, and the direct call for a small one.
     `training=False` keeps inference behaviour (dropout off, batch-norm statistics frozen), as in
     `predict`; `.numpy()` keeps the NumPy result type (`model(x)` returns a tensor).
@@ -257,8 +259,8 @@ class PredictInLoop(Rule):
                 continue
             size = _small_input(facts, x, loops) if x is not None else None
             blocker = _fix_blocker(facts, call, kind, receiver)
-            unseen = _built_elsewhere(facts, receiver)
-            if size and not blocker and not unseen:
+            deep = _size_unknown(facts, receiver, call)
+            if size and not blocker and deep is None:
                 yield self.finding(
                     ctx, call,
                     f"`{name}.predict` on {size} per iteration pays predict's setup on every call: "
@@ -272,7 +274,7 @@ class PredictInLoop(Rule):
             x_text = ctx.source.segment(x) if x is not None else "x"
             direct = _direct_call_text(facts, call, name, x, x_text, blocker)
             # the direct call alone, where the advice names no graph of the model
-            alone = _graph_or_direct(name, direct) if unseen else direct
+            alone = _graph_or_direct(name, direct, deep) if deep else direct
             loop = loops[-1]
             # ``for item in items``, the input the item (``predict(item)``) or made from it first
             # (``sample = sample.reshape(1, -1)``)
@@ -333,7 +335,8 @@ class PredictInLoop(Rule):
             name = ast.unparse(receiver)
             x_text = ctx.source.segment(x) if x is not None else "x"
             direct = _direct_call_text(facts, call, name, x, x_text, _fix_blocker(facts, call, kind, receiver))
-            advice = f"call {_graph_or_direct(name, direct)}" if _built_elsewhere(facts, receiver) else f"call {direct} instead"
+            deep = _size_unknown(facts, receiver, call)
+            advice = f"call {_graph_or_direct(name, direct, deep)}" if deep else f"call {direct} instead"
             line = first_line(facts.enclosing_loops(site)[0])
             called = getattr(site.func, "attr", None) or getattr(site.func, "id", fn.name)
             where = f"on every call of `{fn.name}`, which the loop on line {line} calls" if called == fn.name else \
@@ -531,9 +534,59 @@ def _made_by_project_import(facts: ModuleFacts, value: ast.AST) -> bool:
     return not qualname.startswith(("keras.", "tensorflow.", "tf_keras."))
 
 
-def _graph_or_direct(name: str, direct: str) -> str:
-    """The advice for a model of unknown size: a graph of it suits any size, a direct call a small one."""
-    return (f"a {_graph_of(name, False)} made once (built elsewhere, `{name}` may be deep: called directly, "
+def _size_unknown(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> str | None:
+    """Why the model may be deep (None: nothing says so). Called directly, a deep model runs its
+    layers one by one, slower than ``predict``: judges measured a 12-layer transformer at 138 ms a
+    direct call against 69 ms with ``predict`` and 12 ms through a ``tf.function``, a 72-block
+    YOLOv3 at 380, 225 and 64 ms, a 400-layer YOLOv4 at 469, 106 and 67 ms. It is built outside
+    this file, or in this file on what a builder of the project returns (``YOLOv3(input_layer)``)
+    or on another model (``Model(inputs=bert.inputs, ...)``)."""
+    if _built_elsewhere(facts, receiver):
+        return "built elsewhere"
+    if not isinstance(receiver, ast.Name):
+        return None
+    built = model_construction(facts, receiver, call)
+    if built is not None and (_built_on_a_network(facts, built[0]) or _inputs_fed_to_a_project_builder(facts, *built)):
+        return "built on another network"
+    return None
+
+
+def _inputs_fed_to_a_project_builder(facts: ModuleFacts, construction: ast.Call, scope: ast.AST | None) -> bool:
+    """``Model(input_layer, outputs)`` where the same scope hands ``input_layer`` to a builder
+    imported from the project (``feature_maps = YOLOv3(input_layer)``): the layers between are
+    the project's network, of a size this file does not show."""
+    inputs = construction.args[0] if construction.args else keyword(construction, "inputs")
+    names = {n.id for n in ast.walk(inputs) if isinstance(n, ast.Name)} if inputs is not None else set()
+    if not names:
+        return False
+    nodes = walk_same_scope(scope) if scope is not None else [n for stmt in facts.tree.body for n in ast.walk(stmt)]
+    return any(isinstance(node, ast.Call) and _made_by_project_import(facts, node)
+               and any(isinstance(a, ast.Name) and a.id in names for a in node.args) for node in nodes)
+
+
+_NETWORK_PARTS = frozenset({"inputs", "outputs", "input", "output"})
+
+
+def _built_on_a_network(facts: ModuleFacts, root: ast.AST, depth: int = 0) -> bool:
+    """The tensors a ``Model(...)`` call is given come from a builder imported from the project
+    (``feature_maps = YOLOv3(input_layer)``) or from another model (``bert.outputs[0]``), through
+    up to three assignments."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.Attribute) and node.attr in _NETWORK_PARTS:
+            return True
+        if isinstance(node, ast.Call) and node is not root and _made_by_project_import(facts, node):
+            return True
+        if isinstance(node, ast.Name) and depth < 3 and isinstance(node.ctx, ast.Load):
+            assignment = facts.reaching_assignment(node)
+            value = getattr(assignment, "value", None) if isinstance(assignment, (ast.Assign, ast.AnnAssign)) else None
+            if isinstance(value, ast.AST) and _built_on_a_network(facts, value, depth + 1):
+                return True
+    return False
+
+
+def _graph_or_direct(name: str, direct: str, why: str) -> str:
+    """The advice for a model that may be deep: a graph of it suits any size, a direct call a small one."""
+    return (f"a {_graph_of(name, False)} made once ({why}, `{name}` may be deep: called directly, "
             f"its layers run one by one), or {direct} if it is small")
 
 
