@@ -438,11 +438,13 @@ def _direct_call_text(facts: ModuleFacts, call: ast.Call, name: str, x: ast.AST 
     (``predict([text])``) goes through ``tf.constant``: Keras 2's ``predict`` makes a batch of a
     list of strings or numbers, a direct call does not (``model([text])`` raises a TypeError)."""
     condition = ""
-    literal = _scalars_list(x)
-    if literal is not None:
-        if not literal:
-            condition = f" (when `{x_text}` holds strings or numbers: a direct call takes a tensor of them, not the list)"
+    literal = _scalars_list(facts, x)
+    if literal:
         x_text = f"{_tf_alias(facts)}.constant({x_text})"
+    elif literal is not None:
+        # one item of unknown type: an array per model input as often as a string
+        condition = (f" (if `{x_text}` holds strings or numbers rather than arrays, pass "
+                     f"`{_tf_alias(facts)}.constant({x_text})`: a direct call takes a tensor of them, not the list)")
     elif blocker == "mixed inputs" and isinstance(x, (ast.List, ast.Tuple)):
         # Keras 3 refuses a list that mixes NumPy arrays and tensors (``predict`` takes it)
         convert = f"{_tf_alias(facts)}.convert_to_tensor"
@@ -467,16 +469,34 @@ def _mixed_inputs(facts: ModuleFacts, x: ast.AST | None) -> bool:
     return any(tensors) and not all(tensors)
 
 
-def _scalars_list(x: ast.AST | None) -> bool | None:
+def _scalars_list(facts: ModuleFacts, x: ast.AST | None) -> bool | None:
     """For a list or tuple written in the call that may hold strings or numbers: True when every
-    item visibly is one (``["a", "b"]``), False when it has one item of unknown type (``[text]``).
-    None otherwise: not a list, or several items that may be one array per model input."""
+    item visibly is one (``["a", "b"]``, or ``[text]`` with ``text = "..."``), False when it has
+    one item of unknown type (``[imgs_cond]``: an image for a one-input model as often as a
+    string). None otherwise: not a list, or several items that may be one array per model input."""
     if not isinstance(x, (ast.List, ast.Tuple)) or not x.elts or any(isinstance(e, ast.Starred) for e in x.elts):
         return None
-    if all(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes, int, float))
-           for e in x.elts):
+    if all(_a_scalar(facts, e) for e in x.elts):
         return True
+    if len(x.elts) == 1 and keras_layers_in_file(facts) & _STRING_INPUT_LAYERS:
+        return True  # a model that vectorizes its own text: ``[text]`` is a list of strings
     return False if len(x.elts) == 1 else None
+
+
+_STRING_INPUT_LAYERS = frozenset({"TextVectorization", "StringLookup"})
+
+
+def _a_scalar(facts: ModuleFacts, item: ast.AST) -> bool:
+    """A string or number, or a Python list of them (``token_list``, a tokenizer's ids, appended
+    to as a sequence is generated): what ``predict`` batches and a direct call needs as a tensor."""
+    if isinstance(item, ast.Name):
+        if any(isinstance(p := facts.parent(use), ast.Attribute) and p.attr == "append" for use in facts.names.get(item.id, [])):
+            return True
+        item = getattr(facts.reaching_assignment(item), "value", item)
+        if isinstance(item, (ast.List, ast.ListComp)) or isinstance(item, ast.Subscript) and isinstance(item.value, ast.Call) \
+                and isinstance(item.value.func, ast.Attribute) and item.value.func.attr == "texts_to_sequences":
+            return True
+    return isinstance(item, ast.JoinedStr) or isinstance(item, ast.Constant) and isinstance(item.value, (str, bytes, int, float))
 
 
 def _tf_alias(facts: ModuleFacts) -> str:
