@@ -30,3 +30,14 @@ def test_the_direct_call_on_a_list_mixing_an_array_and_a_tensor_converts_the_arr
         critic([state, a], training=False)
     advised = critic([namespace["tf"].convert_to_tensor(state), a], training=False).numpy()
     assert abs(float(advised[0, 0]) - float(namespace["q"][0, 0])) < 1e-5
+
+
+@pytest.mark.parametrize("subpackage", ["datasets", "preprocessing", "applications"])
+def test_the_private_keras_copy_has_no_longer_these_subpackages(subpackage):
+    """TFP804's message for ``from tensorflow.python.keras.datasets import mnist``: the import
+    itself raises on the TensorFlow CI installs (its other subpackages still import)."""
+    import importlib
+
+    importlib.import_module("tensorflow.python.keras.layers")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"tensorflow.python.keras.{subpackage}")

@@ -159,7 +159,8 @@ class NoCache(Rule):
             yield self.finding(
                 ctx, step.method_node(),
                 f"`map({label})` ({why}) gives the same results every epoch ({where}): add `.cache()` "
-                f"after it if the mapped dataset fits in memory",
+                f"after it if the mapped dataset fits in memory, or `.cache(filename)` to keep it on disk "
+                f"(decoded images and dense grids take far more room than their files)",
                 label="re-mapped every epoch",
                 fix=partial(_add_cache, ctx, step),
                 fix_title="Add .cache() after the map",

@@ -140,9 +140,14 @@ class LegacyKerasImport(Rule):
         title = None
         if fixable and len(fixable) == len(legacy_imports):
             title = f"Import from {fixable[0][1][1]}" + (f" ({len(fixable)} imports)" if more else "")
-        why = (f"its {_failing_callbacks_named(node)} in Keras 3's fit on TF 2.21" if legacy == LEGACY + ".callbacks"
-               else "a separate class hierarchy: on TF 2.21 its models' fit() fails, and Keras refuses its layers "
-               "or leaves their weights untracked")
+        missing = legacy[len(LEGACY) + 1:].split(".")[0] if legacy.startswith(LEGACY + ".") else ""
+        if missing in _ABSENT_ON_TF_2_21:
+            why = f"on TF 2.21 it has no `{missing}` module: the import raises ModuleNotFoundError"
+        elif legacy == LEGACY + ".callbacks":
+            why = f"its {_failing_callbacks_named(node)} in Keras 3's fit on TF 2.21"
+        else:
+            why = ("a separate class hierarchy: on TF 2.21 its models' fit() fails, and Keras refuses its layers "
+                   "or leaves their weights untracked")
         yield self.finding(
             ctx, node,
             f"`{legacy}` is TensorFlow's private, frozen copy of Keras 2 ({why}){also}: import from {public} instead",
@@ -154,6 +159,8 @@ class LegacyKerasImport(Rule):
 
 
 _HELPER_MODULES = ("preprocessing", "utils", "backend", "saving")
+# Subpackages the private copy no longer has on TF 2.21 (importing them raises; verified).
+_ABSENT_ON_TF_2_21 = frozenset({"datasets", "preprocessing", "applications"})
 # Callbacks of the private copy that fail in Keras 3's fit (verified on TF 2.21):
 # ReduceLROnPlateau and LearningRateScheduler look for ``optimizer.lr``, ModelCheckpoint passes
 # ``options`` to ``save``, TensorBoard reads ``model._train_counter``, BackupAndRestore
