@@ -33,7 +33,11 @@ class StaleGlobalCapture(Rule):
     class of this file whose methods change `self.size` (a replay buffer's `store`), called by the
     class between calls of the function: a DQN's `@tf.function def replay(self)` that starts with
     `if self.memory.size < batch_size: return` traces that early return on its first call and
-    never trains (verified under TensorFlow: 0 updates in 40 calls, 1 trace).
+    never trains (verified under TensorFlow: 0 updates in 40 calls, 1 trace). And
+    `model.trainable_variables` read by a tf.function when `.trainable` is set between two of its
+    calls (`base_model.trainable = True` to fine-tune after a first run): the trace keeps the
+    variables it listed, so the unfrozen layers never train (verified: one trace, the base model's
+    weights unchanged).
 
     ## Why is this slow
     It is a correctness trap, not a speed problem. The value of a Python global is captured when
@@ -128,6 +132,7 @@ class StaleGlobalCapture(Rule):
                 )
             yield from self._stale_attributes(ctx, fn)
             yield from self._stale_helper_attributes(ctx, fn)
+            yield from self._stale_trainable(ctx, fn)
 
     def _stale_attributes(self, ctx: RuleContext, fn: TFFunction) -> Iterator[Finding]:
         """``self.x`` read by a tf.function method, and assigned a new value by a method of its
@@ -201,6 +206,88 @@ class StaleGlobalCapture(Rule):
                     label=f"stale after line {line}",
                     cites=(line,),
                 )
+
+
+    def _stale_trainable(self, ctx: RuleContext, fn: TFFunction) -> Iterator[Finding]:
+        """``model.trainable_variables`` read by a tf.function, and ``.trainable`` set between two
+        of its calls (``base_model.trainable = True`` to fine-tune after a first training run): the
+        trace keeps the list of variables it was traced with, so the unfrozen layers never train
+        (verified under TF 2.21: one trace, the base model's kernel unchanged)."""
+        facts = ctx.facts
+        if fn.node is None or "trainable" not in ctx.source.text:
+            return
+        reads = [node for node in walk_same_scope(fn.node) if isinstance(node, ast.Attribute)
+                 and node.attr in _TRAINABLE_LISTS and isinstance(node.ctx, ast.Load)]
+        read = min(reads, key=lambda n: (n.lineno, n.col_offset)) if reads else None
+        if read is None:
+            return
+        line = _trainable_changed_between_calls(ctx, fn)
+        if line is not None:
+            yield self.finding(
+                ctx,
+                read,
+                f"`{function_label(fn)}` keeps the variables `{ast.unparse(read)}` listed when it was traced: "
+                f"`.trainable` set on line {line} does not trace it again, so the change is ignored (layers "
+                f"unfrozen there never train, layers frozen there go on training) - make the tf.function again "
+                f"after changing what trains",
+                label=f"stale after line {line}",
+                cites=(line,),
+            )
+
+
+_TRAINABLE_LISTS = frozenset({"trainable_variables", "trainable_weights"})
+
+
+def _trainable_changed_between_calls(ctx: RuleContext, fn: TFFunction) -> int | None:
+    """The line of an assignment to ``x.trainable`` that runs after a call of ``fn`` and before
+    another: in module-level code between two calls (directly or through the file's defs), or in
+    a def that calls it before and after the assignment (or in the same loop)."""
+    facts = ctx.facts
+    stores = [node for node in ast.walk(facts.tree) if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Attribute) and t.attr == "trainable" for t in node.targets)]
+    if not stores:
+        return None
+    module_lines = [call.lineno for call in _module_calls(ctx, fn)]
+    direct = tf_function_calls(ctx, fn)
+    for store in sorted(stores, key=lambda n: n.lineno):
+        # where it runs: the assignment, or the calls of the def that makes it (``unfreeze()``,
+        # ``transformer.encoder.train_resnet(True)`` in the epoch loop)
+        owner = facts.enclosing_function(store)
+        places: list[ast.AST] = [store]
+        if owner is not None and not any(facts.enclosing_function(c) is owner for c in direct):
+            places += _calls_of(facts, owner)
+        for place in places:
+            if _between_calls(facts, place, module_lines, direct):
+                return store.lineno
+    return None
+
+
+def _calls_of(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The calls of a def of this file: resolved ones, or for a method whose name no other def of
+    the file has, any ``x.y.name(...)``."""
+    calls = list(facts.calls_by_def.get(fn, []))
+    if not calls and facts.enclosing_class(fn) is not None and sum(f.name == fn.name for f in facts.functions) == 1:
+        calls = [c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr == fn.name]
+    return calls
+
+
+def _between_calls(facts: ModuleFacts, place: ast.AST, module_lines: list[int], direct: list[ast.Call]) -> bool:
+    """``place`` runs after a call of the tf.function and before another: in module-level code
+    between two of its calls, or in a def (or a loop) that calls it before and after ``place``."""
+    owner = facts.enclosing_function(place)
+    line = cast("ast.stmt | ast.expr", place).lineno
+    if owner is None:
+        top = _top_level(facts, place)
+        end = top.end_lineno or top.lineno
+        if isinstance(top, (ast.For, ast.AsyncFor, ast.While)) and any(
+                _top_level(facts, call) is top for call in direct if facts.enclosing_function(call) is None):
+            return True  # a module-level loop that changes it and calls the function
+        return any(n < top.lineno for n in module_lines) and any(n > end for n in module_lines)
+    inside = [call for call in direct if facts.enclosing_function(call) is owner]
+    if any(c.lineno < line for c in inside) and any(c.lineno > line for c in inside):
+        return True
+    loops = set(facts.enclosing_loops(place))
+    return any(loops & set(facts.enclosing_loops(c)) for c in inside)
 
 
 def _changed_between_calls(ctx: RuleContext, fn: TFFunction, holder: str, helper: ast.ClassDef,
