@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
+import re
 from typing import Iterator, TypeGuard, cast
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
@@ -243,8 +245,7 @@ def _trainable_changed_between_calls(ctx: RuleContext, fn: TFFunction) -> int | 
     another: in module-level code between two calls (directly or through the file's defs), or in
     a def that calls it before and after the assignment (or in the same loop)."""
     facts = ctx.facts
-    stores = [node for node in ast.walk(facts.tree) if isinstance(node, ast.Assign)
-              and any(isinstance(t, ast.Attribute) and t.attr == "trainable" for t in node.targets)]
+    stores = ctx.derived(_trainable_stores)
     if not stores:
         return None
     module_lines = [call.lineno for call in _module_calls(ctx, fn)]
@@ -260,6 +261,25 @@ def _trainable_changed_between_calls(ctx: RuleContext, fn: TFFunction) -> int | 
             if _between_calls(facts, place, module_lines, direct):
                 return store.lineno
     return None
+
+
+_TRAINABLE_STORE = re.compile(r"\.trainable\s*=[^=]")
+
+
+def _trainable_stores(ctx: RuleContext) -> list[ast.Assign]:
+    """The assignments ``x.trainable = ...`` of the module (once per analysis): the statements
+    of the module's body on the lines a text search finds, walked."""
+    lines = [number + 1 for number, text in enumerate(ctx.source.lines) if ".trainable" in text
+             and _TRAINABLE_STORE.search(text)]
+    if not lines:
+        return []
+    body = ctx.facts.tree.body
+    starts = [stmt.lineno for stmt in body]
+    found: list[ast.Assign] = []
+    for top in {body[max(bisect.bisect_right(starts, line) - 1, 0)] for line in lines}:
+        found += [node for node in ast.walk(top) if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Attribute) and t.attr == "trainable" for t in node.targets)]
+    return sorted(found, key=lambda n: n.lineno)
 
 
 def _calls_of(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
