@@ -462,6 +462,31 @@ class ModuleFacts:
                 defs.setdefault(fn.name, []).append(fn)
         return defs
 
+    def calls_named(self, *names: str) -> list[ast.Call]:
+        """The calls whose callee's last name is one of ``names`` (``model.predict(...)``,
+        ``predict(...)``), in source order: what a rule looking for ``predict`` walks instead of
+        every call of the module (about fifty rule loops did, each a pass over thousands)."""
+        index = self._calls_by_last_name
+        if len(names) == 1:
+            return index.get(names[0], [])
+        found = [call for name in names for call in index.get(name, ())]
+        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        return found
+
+    @cached_property
+    def _calls_by_last_name(self) -> dict[str, list[ast.Call]]:
+        index: dict[str, list[ast.Call]] = {}
+        for call in self.calls:
+            func = call.func
+            name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+            if name is not None:
+                calls = index.get(name)
+                if calls is None:
+                    index[name] = [call]
+                else:
+                    calls.append(call)
+        return index
+
     @cached_property
     def _calls_by_name(self) -> dict[str, list[ast.Call]]:
         """Calls of a plain name (``train()``), by that name, in source order."""

@@ -194,7 +194,7 @@ def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:
     cached: list[FitUse] | None = facts.__dict__.get("_tfperf_fit_uses")
     if cached is None:
         cached = []
-        for call in facts.calls:
+        for call in facts.calls_named("fit"):
             func = call.func
             if type(func) is ast.Attribute and func.attr == "fit" and type(func.value) is ast.Name:
                 cached.append((call, func.value.id, facts.enclosing_function(call)))

@@ -160,7 +160,7 @@ def builds_on_pretrained(facts: ModuleFacts, name: ast.Name) -> bool:
 def _given_pretrained_layers(facts: ModuleFacts, name: str) -> bool:
     """``new = Sequential()`` then ``for layer in vgg.layers: new.add(layer)`` with ``vgg =
     VGG16()``: the model is made of a pretrained network's layers."""
-    for call in facts.calls:
+    for call in facts.calls_named("add"):
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == "add" and isinstance(func.value, ast.Name)
                 and func.value.id == name):
@@ -205,7 +205,7 @@ def _constructor_arguments(facts: ModuleFacts, parameter: ast.Name) -> list[ast.
     if parameter.id not in params and parameter.id not in {a.arg for a in method.args.kwonlyargs}:
         return []
     found: list[ast.expr] = []
-    for call in facts.calls:
+    for call in facts.calls_named(cls.name):
         if not (isinstance(call.func, ast.Name) and call.func.id == cls.name):
             continue
         given = next((k.value for k in call.keywords if k.arg == parameter.id), None)

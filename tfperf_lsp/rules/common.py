@@ -54,7 +54,7 @@ def tf_function_calls(ctx: RuleContext, fn: TFFunction) -> list[ast.Call]:
 def _index_tf_function_calls(ctx: RuleContext) -> dict[int, list[ast.Call]]:
     found: dict[int, list[ast.Call]] = {}
     names = _local_tf_function_names(ctx.facts)
-    for call in ctx.facts.calls:
+    for call in ctx.facts.calls_named(*names):
         if not _may_name(call.func, names, set()):
             continue
         fn = ctx.facts.resolve_tf_function(call.func, call)
@@ -194,7 +194,7 @@ def _eager_loop_calls(ctx: RuleContext) -> list[LoopCall]:
     local = _local_tf_function_names(facts)
     imported = set(facts.imports.bindings) if ctx.workspace is not None else set()
     found = []
-    for call in facts.calls:
+    for call in facts.calls_named(*local, *imported):
         if not _may_name(call.func, local, imported):
             continue
         loops = facts.enclosing_loops(call)

@@ -324,7 +324,7 @@ def _changed_between_calls(ctx: RuleContext, fn: TFFunction, holder: str, helper
                   and not _assigns_an_object(facts, node)]
         if not stores:
             continue
-        for call in facts.calls:
+        for call in facts.calls_named(method.name):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == method.name and isinstance(func.value, ast.Attribute)
                     and _self_attribute(func.value) and func.value.attr == holder):

@@ -127,7 +127,7 @@ class EagerExecutionForced(Rule):
 
     def _keras_switches(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
+        for call in facts.calls_named("compile"):
             if not (isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
                 continue
             value = keyword(call, "run_eagerly")

@@ -200,7 +200,7 @@ def _items(display: ast.List | ast.Tuple | ast.Dict) -> int:
 def _grown(facts: ModuleFacts, name: str, before: ast.Call) -> bool:
     """``name.append(...)`` (or ``.extend``, ``.insert``) above ``before``, in its scope."""
     scope = facts.enclosing_function(before)
-    for call in facts.calls:
+    for call in facts.calls_named("append", "extend", "insert"):
         func = call.func
         if (isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert")
                 and isinstance(func.value, ast.Name) and func.value.id == name

@@ -81,7 +81,7 @@ class FitInLoop(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
+        for call in facts.calls_named("fit"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "fit") or receiver_kind(facts, call) is None:
                 continue

@@ -196,7 +196,7 @@ class PredictInLoop(Rule):
             return  # standalone Keras without TensorFlow: Keras 2.2/2.3 on TF 1 graphs (``model(x)`` is
             # symbolic, ``predict`` a cheap session run), or Keras 3 on a backend the file does not name
             # (``.numpy()`` may not exist)
-        for call in facts.calls:
+        for call in facts.calls_named("predict"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "predict"):
                 continue
@@ -309,7 +309,7 @@ class PredictInLoop(Rule):
         """``predict`` in a def with no loop of its own (an agent's ``act(state)``) that a loop
         calls on every iteration: each step pays predict's setup just the same."""
         facts = ctx.facts
-        for call in facts.calls:
+        for call in facts.calls_named("predict"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "predict") or facts.enclosing_loops(call):
                 continue

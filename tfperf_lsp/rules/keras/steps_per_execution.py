@@ -136,7 +136,7 @@ class StepsPerExecution(Rule):
             return  # Keras 3 on JAX runs ``steps_per_execution`` steps as a Python loop of jitted steps
         if multi_backend_keras(facts, ctx.settings.keras_version):
             return  # ``import keras`` without TensorFlow: maybe Keras 2.0-2.3, whose compile() has no such option
-        for call in facts.calls:
+        for call in facts.calls_named("compile"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
                 continue

@@ -113,7 +113,7 @@ class TrainOnBatchLoop(Rule):
             return
         if other_keras_backend(facts):
             return  # Keras on JAX or PyTorch compiles train_on_batch itself
-        for call in facts.calls:
+        for call in facts.calls_named("train_on_batch", "fit"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr in ("train_on_batch", "fit")):
                 continue

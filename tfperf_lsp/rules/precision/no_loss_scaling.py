@@ -100,7 +100,7 @@ class NoLossScaling(Rule):
         tapes = {facts.scope_of(item) for item in facts.with_items if facts.qualname(_callee(item.context_expr)) == "tensorflow.GradientTape"}
         scaling = {facts.scope_of(c) for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr in _SCALING_CALLS}
         reported: set[ast.Call] = set()
-        for call in facts.calls:
+        for call in facts.calls_named("apply_gradients"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "apply_gradients" and isinstance(func.value, ast.Name)):
                 continue

@@ -89,7 +89,7 @@ class ConcatInLoop(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
+        for call in facts.calls_named("concat"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "concat" or isinstance(func, ast.Name) and func.id == "concat"):
                 continue

@@ -170,7 +170,7 @@ def _training_loops(ctx: RuleContext) -> dict[ast.AST, dict[str, ast.AST | str]]
     facts = ctx.facts
     step_defs: set[str] = set()
     direct: set[ast.Call] = set()
-    for call in facts.calls:
+    for call in facts.calls_named(*OPTIMIZER_STEPS):
         if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_STEPS:
             direct.add(call)
             fn = facts.enclosing_function(call)

@@ -115,7 +115,7 @@ class KerasCompileWithoutJit(Rule):
         if uses_sparse_tensors(facts):
             return  # sparse ops have no XLA kernel (as TFP501)
         file_sources = facts.imports.keras_sources
-        for call in facts.calls:
+        for call in facts.calls_named("compile"):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name)):
                 continue
