@@ -677,7 +677,8 @@ class ModuleFacts:
         A2CAgent(...)``, then ``agent.train_model(...)`` in the episode loop)."""
         result: dict[ast.AST, list[ast.Call]] = {}
         methods = self._methods_by_name
-        for call in self.calls:
+        # only a call by the name of one of the file's defs can resolve to one (most call library code)
+        for call in self.calls_named(*{fn.name for fn in self.functions}):
             target = self.resolve_def(call.func, call)
             if target is None and methods and isinstance(call.func, ast.Attribute) \
                     and not (isinstance(call.func.value, ast.Name) and call.func.value.id in ("self", "cls")):

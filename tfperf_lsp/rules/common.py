@@ -325,23 +325,24 @@ def hot_calls(ctx: RuleContext) -> list[HotCall]:
 
 def _hot_calls(ctx: RuleContext) -> list[HotCall]:
     facts = ctx.facts
-    found = []
+    found: list[tuple[tuple[int, int, int], HotCall]] = []  # in the order of the calls they come from
     for call in facts.calls:
-        if facts.in_tf_function(call) is not None:
+        if type(call.func) is ast.Name and facts.enclosing_loops(call) and facts.in_tf_function(call) is None:
+            found.append(((call.lineno, call.col_offset, 0), HotCall(call, call.func.id)))
+    for call in facts.calls_named("timeit", "repeat", "Timer"):
+        if facts.qualname(call.func) not in _TIMEIT or facts.in_tf_function(call) is not None:
             continue
-        if isinstance(call.func, ast.Name) and facts.enclosing_loops(call):
-            found.append(HotCall(call, call.func.id))
-        if facts.qualname(call.func) in _TIMEIT:
-            statement = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stmt"), None)
-            if isinstance(statement, ast.Constant) and isinstance(statement.value, str):
-                try:
-                    parsed = ast.parse(statement.value)
-                except SyntaxError:
-                    continue
-                for inner in ast.walk(parsed):
-                    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
-                        found.append(HotCall(statement, inner.func.id))
-    return found
+        statement = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stmt"), None)
+        if isinstance(statement, ast.Constant) and isinstance(statement.value, str):
+            try:
+                parsed = ast.parse(statement.value)
+            except SyntaxError:
+                continue
+            for inner in ast.walk(parsed):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+                    found.append(((call.lineno, call.col_offset, 1), HotCall(statement, inner.func.id)))
+    found.sort(key=lambda item: item[0])  # stable: a timeit call's strings after the call itself
+    return [hot for _, hot in found]
 
 
 def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]:
