@@ -152,7 +152,7 @@ class Pipelines:
         # that may be steps, the defs that build datasets, the names that may hold one.
         candidates: set[ast.Call] = set()
         builders: set[Def] = set()
-        for call in facts.calls:
+        for call in facts.calls_named(*METHODS, *_SOURCE_NAMES):  # sets below: the order does not matter
             func = call.func
             if isinstance(func, ast.Attribute) and (
                 func.attr in METHODS or (func.attr in _SOURCE_NAMES and facts.qualname(func) in SOURCES)
@@ -162,7 +162,7 @@ class Pipelines:
                 if builder is not None:
                     builders.add(builder)
         builder_names = {b.name for b in builders}
-        for call in facts.calls:
+        for call in facts.calls_named(*builder_names):
             if last_name(call.func) in builder_names:
                 candidates.add(call)
         self._candidates = candidates
@@ -336,6 +336,8 @@ class Pipelines:
     def _find_consumers(self) -> list[Consumer]:
         facts = self.facts
         found: list[Consumer] = []
+        if not self.steps:
+            return found  # no pipeline in the file: nothing to consume
         for loop in facts.loops:
             iterables = [loop.iter] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.iter for g in getattr(loop, "generators", [])]
             for iterable in iterables:
@@ -362,7 +364,8 @@ class Pipelines:
                 step = self.dataset_of(call.args[0])
                 if step is not None:
                     found.append(Consumer(step, call, "iter", False))
-            elif any(self._maybe_dataset(a) for a in call.args) or any(self._maybe_dataset(k.value) for k in call.keywords):
+            elif (call.args and any(self._maybe_dataset(a) for a in call.args)) \
+                    or (call.keywords and any(self._maybe_dataset(k.value) for k in call.keywords)):
                 found.extend(self._passed_to_function(call))
         found.extend(self._returned(found))
         return found
@@ -373,7 +376,7 @@ class Pipelines:
         return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
 
     def _maybe_dataset(self, expr: ast.AST) -> bool:
-        return (isinstance(expr, ast.Name) and expr.id in self._dataset_names) or expr in self._candidates
+        return (type(expr) is ast.Name and expr.id in self._dataset_names) or expr in self._candidates
 
     def _passed_to_function(self, call: ast.Call) -> list[Consumer]:
         """A dataset passed to a local def that loops over it (or fits on it) is consumed there."""
