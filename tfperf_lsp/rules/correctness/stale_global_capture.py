@@ -287,7 +287,7 @@ def _calls_of(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) ->
     the file has, any ``x.y.name(...)``."""
     calls = list(facts.calls_by_def.get(fn, []))
     if not calls and facts.enclosing_class(fn) is not None and sum(f.name == fn.name for f in facts.functions) == 1:
-        calls = [c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr == fn.name]
+        calls = [c for c in facts.calls_named(fn.name) if isinstance(c.func, ast.Attribute)]
     return calls
 
 

@@ -13,8 +13,8 @@ from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, model_classe
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, built_by_imported, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, holds_pretrained_model,
-                                     keras_layer, keras_layers_in_file, reads_a_clock)
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_by_imported,
+                                     holds_pretrained_model, keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
                                           overrides, receiver_kind)
@@ -320,9 +320,11 @@ class PredictInLoop(Rule):
                 continue  # the def trains for whole epochs (``fit(..., epochs=100)``, then one predict),
                 # or times its own predict (a benchmark)
             site = _called_every_step(ctx, fn)
+            if site is None:
+                continue
             receiver = func.value
             kind = receiver_kind(facts, call) if tf_file else _tf_model_from_project(ctx, receiver)
-            if site is None or kind is None:
+            if kind is None:
                 continue
             if overrides(facts, receiver, "predict") or holds_pretrained_model(ctx, receiver) \
                     or outputs_distribution(facts, receiver, call):
