@@ -10,7 +10,7 @@ from functools import partial
 
 from tfperf_lsp.analysis.astutil import first_line, int_value
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, argument_for, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, walk_same_scope
 from tfperf_lsp.analysis.models import calls_pretrained_model, definition_builds_on_pretrained, holds_pretrained
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
@@ -354,6 +354,10 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         if not isinstance(node, ast.Call):
             if isinstance(node, ast.Global):
                 reasons.append("assigns a global")
+            elif isinstance(node, ast.AugAssign) and _self_attribute(node.target) and isinstance(fn, FunctionNode):
+                # ``self.train_steps += 1``: a trace runs it once, then the count stops
+                reasons.append(f"counts in a Python attribute (`{ast.unparse(node.target)} {_OPERATORS.get(type(node.op), '')}= "
+                               f"...`: traced once, it stops counting)")
             continue
         func = node.func
         qualname = facts.qualname(func)
@@ -369,6 +373,10 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         elif depth > 0 and isinstance(func, ast.Attribute) and (counter := _python_counter(facts, func.attr)):
             reasons.append(f"calls .{func.attr}(), which counts in a Python attribute (`{counter}`: traced once, it "
                            f"stops counting)")
+        elif depth > 0 and isinstance(func, ast.Attribute) and (other := _other_object_method(facts, fn, func)) is not None \
+                and (inside := graph_blockers(facts, other, depth - 1)):
+            # ``self.experience.sample(batch_size)``: a replay buffer drawing with NumPy
+            reasons.append(f"calls .{func.attr}(), which {inside[0]}")
         elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:
             reasons.append(f"calls .{func.attr}() (fails in a tf.function)")
         elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
@@ -382,6 +390,22 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _other_object_method(facts: ModuleFacts, fn: ast.AST, func: ast.Attribute) -> ast.AST | None:
+    """The method ``func`` names on another object (``self.experience.sample``, ``buffer.sample``):
+    the one method of that name among the file's classes, not one of ``fn``'s own class."""
+    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        return None  # the class's own method: resolve_def follows it
+    methods = facts.methods_named(func.attr)
+    if len(methods) != 1:
+        return None
+    cls, method = methods[0]
+    return None if method is fn or facts.enclosing_class(fn) is cls else method
 
 
 def _python_counter(facts: ModuleFacts, method: str) -> str | None:
