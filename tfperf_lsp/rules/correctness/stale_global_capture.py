@@ -10,7 +10,7 @@ from typing import Iterator, TypeGuard, cast
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, initialised_once, tf_function_calls
+from tfperf_lsp.rules.common import function_label, graph_blockers, initialised_once, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -128,7 +128,7 @@ class StaleGlobalCapture(Rule):
                     ctx,
                     node,
                     f"`{function_label(fn)}` keeps the value `{name}` had when it was traced: the new value "
-                    f"assigned on line {later} is ignored (no retrace); pass it as an argument or use a tf.Variable",
+                    f"assigned on line {later} is ignored (no retrace); {_remedy(facts, fn)}",
                     label=f"stale after line {later}",
                     cites=(later,),
                 )
@@ -160,7 +160,7 @@ class StaleGlobalCapture(Rule):
                     ctx,
                     node,
                     f"`{function_label(fn)}` keeps the value `self.{attr}` had when it was traced: the new value "
-                    f"assigned on line {later} is ignored (no retrace); pass it as an argument or use a tf.Variable",
+                    f"assigned on line {later} is ignored (no retrace); {_remedy(facts, fn)}",
                     label=f"stale after line {later}",
                     cites=(later,),
                 )
@@ -203,8 +203,8 @@ class StaleGlobalCapture(Rule):
                     node,
                     f"`{function_label(fn)}` keeps the value `self.{holder.attr}.{node.attr}` had when it was traced: "
                     f"`{helper.name}.{method}` changes it (line {line}) between calls, through "
-                    f"`self.{holder.attr}.{method}(...)`, and the next call runs the old trace (no retrace); pass it "
-                    f"as an argument or use a tf.Variable",
+                    f"`self.{holder.attr}.{method}(...)`, and the next call runs the old trace (no retrace); "
+                    f"{_remedy(facts, fn)}",
                     label=f"stale after line {line}",
                     cites=(line,),
                 )
@@ -238,6 +238,16 @@ class StaleGlobalCapture(Rule):
 
 
 _TRAINABLE_LISTS = frozenset({"trainable_variables", "trainable_weights"})
+
+
+def _remedy(facts: ModuleFacts, fn: TFFunction) -> str:
+    """What to do about the stale value: pass it in, or, when the body is not graph code at all
+    (``model.predict``, ``train_on_batch``, NumPy: a DQN's ``replay``), drop the decorator (a
+    judge found passing the size in then fails on the first trace past the early return)."""
+    blockers = graph_blockers(facts, fn.node) if fn.node is not None and fn.is_tf_function else []
+    if blockers:
+        return f"its body is Python, not graph code (it {', '.join(blockers[:2])}): remove the tf.function"
+    return "pass it as an argument or use a tf.Variable"
 
 
 def _trainable_changed_between_calls(ctx: RuleContext, fn: TFFunction) -> int | None:

@@ -20,6 +20,26 @@ FIT_KEYWORDS = frozenset({"x", "y", "batch_size", "epochs", "verbose", "callback
                           "validation_data", "shuffle", "class_weight", "sample_weight", "initial_epoch",
                           "steps_per_epoch", "validation_steps", "validation_batch_size", "validation_freq",
                           "max_queue_size", "workers", "use_multiprocessing"})
+# Every keyword Keras' ``Model.predict`` takes (Keras 2 and 3).
+PREDICT_KEYWORDS = frozenset({"x", "batch_size", "verbose", "steps", "callbacks", "max_queue_size", "workers",
+                              "use_multiprocessing"})
+
+
+def keras_predict_call(call: ast.Call) -> bool:
+    """The call fits Keras' ``predict(x, batch_size=None, verbose=..., steps=None, ...)``: no other
+    keyword (``is_list=``), and a second positional argument, if any, that may be a batch size
+    (``predict(users, items)`` is a recommender's own method)."""
+    if any(k.arg is not None and k.arg not in PREDICT_KEYWORDS for k in call.keywords):
+        return False
+    if len(call.args) > 2:
+        return False
+    if len(call.args) == 2:
+        size = call.args[1]
+        return isinstance(size, ast.Constant) and isinstance(size.value, int) or (
+            isinstance(size, (ast.Name, ast.Attribute)) and "batch" in ast.unparse(size).lower())
+    return True
+
+
 _OTHER_ML = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "joblib", "torch")
 _MODEL_WORDS = ("model", "net", "classifier", "regressor", "encoder", "decoder", "autoencoder")
 

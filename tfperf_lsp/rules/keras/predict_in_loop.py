@@ -16,7 +16,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_by_imported,
                                      holds_pretrained_model, keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import (model_construction, multi_output, other_keras_backend, outputs_distribution,
+from tfperf_lsp.rules.keras._keras import (keras_predict_call, model_construction, multi_output, other_keras_backend, outputs_distribution,
                                           overrides, receiver_kind)
 
 if TYPE_CHECKING:
@@ -198,8 +198,8 @@ class PredictInLoop(Rule):
             # (``.numpy()`` may not exist)
         for call in facts.calls_named("predict"):
             func = call.func
-            if not (isinstance(func, ast.Attribute) and func.attr == "predict"):
-                continue
+            if not (isinstance(func, ast.Attribute) and func.attr == "predict") or not keras_predict_call(call):
+                continue  # not Keras' predict (``model.predict(users, items, is_list=True)``: a recommender's own)
             loops = facts.enclosing_loops(call)
             if not loops or facts.in_tf_function(call) is not None or not ctx.hot.repeats(call):
                 continue  # not in a loop, traced, or a loop of a handful of items (``ds.take(1)``)
@@ -311,7 +311,8 @@ class PredictInLoop(Rule):
         facts = ctx.facts
         for call in facts.calls_named("predict"):
             func = call.func
-            if not (isinstance(func, ast.Attribute) and func.attr == "predict") or facts.enclosing_loops(call):
+            if not (isinstance(func, ast.Attribute) and func.attr == "predict") or facts.enclosing_loops(call) \
+                    or not keras_predict_call(call):
                 continue
             fn = facts.enclosing_function(call)
             if fn is None or facts.in_tf_function(call) is not None or _periodic_in(facts, call, fn):
