@@ -244,9 +244,11 @@ def _remedy(facts: ModuleFacts, fn: TFFunction) -> str:
     """What to do about the stale value: pass it in, or, when the body is not graph code at all
     (``model.predict``, ``train_on_batch``, NumPy: a DQN's ``replay``), drop the decorator (a
     judge found passing the size in then fails on the first trace past the early return)."""
-    blockers = graph_blockers(facts, fn.node) if fn.node is not None and fn.is_tf_function else []
-    if blockers:
-        return f"its body is Python, not graph code (it {', '.join(blockers[:2])}): remove the tf.function"
+    blockers = graph_blockers(facts, fn.node, depth=0) if fn.node is not None and fn.is_tf_function else []
+    # only what cannot run in a graph at all: Keras' own loops and .numpy() in the body itself
+    fatal = [b for b in blockers if "fails in a tf.function" in b or b == "calls .numpy()"]
+    if fatal:
+        return f"its body is Python, not graph code (it {', '.join(fatal[:2])}): remove the tf.function"
     return "pass it as an argument or use a tf.Variable"
 
 
