@@ -110,7 +110,10 @@ class PythonLoopInGraph(Rule):
                 range_call = loop.iter
                 if not _does_tensor_work(facts, fn.node, params, loop) or _indexes_python_data(loop) or _builds_python_list(loop):
                     continue
-                bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)} & params
+                # a parameter the count is made of; not one read through (``config.D_G_ratio``: a
+                # setting of one object passed on every call, a fixed count and one trace)
+                read_through = {id(a.value) for a in ast.walk(loop.iter) if isinstance(a, ast.Attribute)}
+                bound_names = {n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name) and id(n) not in read_through} & params
                 if len(range_call.args) == 1 and isinstance(range_call.args[0], ast.Name) \
                         and _same_constant_everywhere(ctx, fn, range_call.args[0].id) is not None:
                     continue  # one trace, as if the literal were written here: unrolled runs faster
