@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
 
@@ -64,6 +64,7 @@ class MapFunction:
     unknown: str | None = None
     cost: int = 0
     expensive: str | None = None
+    expensive_ops: set[str] = field(default_factory=set)  # every decode/parse/resize op seen
     identity: bool = False
     elementwise: bool = False
     per_element: str | None = None  # an op that only takes one element (read_file, decode_jpeg)
@@ -182,6 +183,7 @@ def _call(facts: ModuleFacts, call: ast.Call, result: MapFunction, local: set[st
             result.cost += 1
             if qualname.startswith(_EXPENSIVE_PREFIXES):
                 result.expensive = result.expensive or short
+                result.expensive_ops.add(short)
             if qualname.startswith(_PER_ELEMENT_PREFIXES):
                 result.per_element = result.per_element or short
     elif qualname.startswith("keras."):
@@ -197,6 +199,7 @@ def _call(facts: ModuleFacts, call: ast.Call, result: MapFunction, local: set[st
             result.stateful = result.stateful or inner.stateful
             result.unknown = result.unknown or inner.unknown
             result.expensive = result.expensive or inner.expensive
+            result.expensive_ops |= inner.expensive_ops
             result.per_element = result.per_element or inner.per_element
             result.cost += inner.cost
         elif func.id in ("next", "open", "input"):

