@@ -52,7 +52,8 @@ class HostSyncInLoop(Rule):
     tfperf cannot see to be one): eager ops run as they are called, so reading the result adds
     next to nothing (TFP301 is the hint there).
     When the iteration also copies other tensors to the host and keeps them (an MCMC loop that
-    records `state[0].numpy()` per iteration): it waits there anyway.
+    records `state[0].numpy()` per iteration), or converts a variable or a computed value to a
+    Python number (`int(trainer.step)`, `float(lr)` of a schedule): it waits there anyway.
     A second read of the same result in one iteration (`float(loss)` for a list, then
     `loss.numpy()` for a log), or of another output of the same step call
     (`loss_g.numpy(), loss_d.numpy()` after `loss_g, loss_d = train_step(...)`), is not reported
@@ -138,13 +139,35 @@ def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: s
     (``samples[t, :] = state[0].numpy()``): that read waits for the device too, so deferring the
     step's result would save no wait."""
     for node in walk_same_scope(loop):
-        if id(node) in step_reads or not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                                          and node.func.attr == "numpy" and not node.args):
+        if id(node) in step_reads or not (_numpy_read(node) or _device_value_converted(facts, node)):
             continue
         loops = facts.enclosing_loops(node)
         if loops and loops[0] is loop and not _conditional(facts, node, loop) and not _discarded(facts, node):
             return True
     return False
+
+
+def _numpy_read(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy" \
+        and not node.args
+
+
+def _device_value_converted(facts: ModuleFacts, node: ast.AST) -> bool:
+    """``int(trainer.step)``, ``float(optimizer.iterations)``, ``float(lr)`` with ``lr =
+    scheduler(step)``: a variable or a computed value converted to a Python number, which waits
+    for the device as ``.numpy()`` does (a judge found a GAN loop reading its step counter so, two
+    lines above the flagged ``float(gen_loss)``; another, ``float(lr)`` of a schedule)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float")
+            and len(node.args) == 1 and not node.keywords):
+        return False
+    value = node.args[0]
+    if isinstance(value, ast.Attribute):
+        return True
+    assigned = getattr(facts.reaching_assignment(value), "value", None) if isinstance(value, ast.Name) else None
+    if isinstance(assigned, ast.IfExp):
+        assigned = assigned.body  # ``lr = scheduler(step) if callable(scheduler) else scheduler``
+    return isinstance(assigned, ast.Call) and not (isinstance(assigned.func, ast.Name)
+                                                     and assigned.func.id in ("int", "float", "len", "range", "round"))
 
 
 def _rebound_between(loop: ast.AST, name: str, first: int, last: int) -> bool:
