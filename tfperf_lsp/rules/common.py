@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeGuard
 
 from tfperf_lsp.analysis.astutil import first_line, int_value
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
@@ -354,10 +355,9 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         if not isinstance(node, ast.Call):
             if isinstance(node, ast.Global):
                 reasons.append("assigns a global")
-            elif isinstance(node, ast.AugAssign) and _self_attribute(node.target) and isinstance(fn, FunctionNode):
+            elif isinstance(node, ast.AugAssign) and self_attribute(node.target) and isinstance(fn, FunctionNode):
                 # ``self.train_steps += 1``: a trace runs it once, then the count stops
-                reasons.append(f"counts in a Python attribute (`{ast.unparse(node.target)} {_OPERATORS.get(type(node.op), '')}= "
-                               f"...`: traced once, it stops counting)")
+                reasons.append(f"counts in a Python attribute (`{_counting(node)}`: traced once, it stops counting)")
             continue
         func = node.func
         qualname = facts.qualname(func)
@@ -392,8 +392,14 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     return sorted(set(reasons))
 
 
-def _self_attribute(node: ast.AST) -> bool:
+def self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
+    """``self.x``."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _counting(node: ast.AugAssign) -> str:
+    """``self.t += ...``: how a message names a Python counter."""
+    return f"{ast.unparse(node.target)} {_OPERATORS.get(type(node.op), '')}= ..."
 
 
 def _other_object_method(facts: ModuleFacts, fn: ast.AST, func: ast.Attribute) -> ast.AST | None:
@@ -420,12 +426,8 @@ def _python_counter(facts: ModuleFacts, method: str) -> str | None:
                  and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
                  for target in node.targets if isinstance(target, ast.Attribute)}
     for node in walk_same_scope(fn):
-        if not isinstance(node, ast.AugAssign):
-            continue
-        target = node.target
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
-                and target.attr not in variables:
-            return f"self.{target.attr} {_OPERATORS.get(type(node.op), '')}= ..."
+        if isinstance(node, ast.AugAssign) and self_attribute(node.target) and node.target.attr not in variables:
+            return _counting(node)
     return None
 
 

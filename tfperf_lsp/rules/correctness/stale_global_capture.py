@@ -5,12 +5,12 @@ import ast
 import bisect
 import builtins
 import re
-from typing import Iterator, TypeGuard, cast
+from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import function_label, graph_blockers, initialised_once, tf_function_calls
+from tfperf_lsp.rules.common import function_label, graph_blockers, initialised_once, self_attribute, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -144,7 +144,7 @@ class StaleGlobalCapture(Rule):
         cls = fn.owner_class
         if cls is None or fn.node is None:
             return
-        attributes = [node for node in walk_same_scope(fn.node) if _self_attribute(node)]
+        attributes = [node for node in walk_same_scope(fn.node) if self_attribute(node)]
         stored = {node.attr for node in attributes if not isinstance(node.ctx, ast.Load)}
         reads: dict[str, ast.Attribute] = {}
         for node in sorted(attributes, key=lambda n: (n.lineno, n.col_offset)):
@@ -182,7 +182,7 @@ class StaleGlobalCapture(Rule):
         classes = {cls.name: cls for cls in facts.classes if facts.parent(cls) is facts.tree}
         seen: set[tuple[str, str]] = set()
         for node in walk_same_scope(fn.node):
-            if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _self_attribute(node.value)):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and self_attribute(node.value)):
                 continue
             parent = facts.parent(node)
             if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Call) and parent.func is node:
@@ -339,7 +339,7 @@ def _changed_between_calls(ctx: RuleContext, fn: TFFunction, holder: str, helper
         for call in facts.calls_named(method.name):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == method.name and isinstance(func.value, ast.Attribute)
-                    and _self_attribute(func.value) and func.value.attr == holder):
+                    and self_attribute(func.value) and func.value.attr == holder):
                 continue
             caller = facts.enclosing_function(call)
             if caller is None or caller is fn.node or owner is None or caller not in owner.body \
@@ -348,10 +348,6 @@ def _changed_between_calls(ctx: RuleContext, fn: TFFunction, holder: str, helper
             if facts.is_called_repeatedly(caller) or facts.enclosing_loops(call):
                 return method.name, min(cast("ast.stmt", node).lineno for node in stores)
     return None
-
-
-def _self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _rebound_between_calls(ctx: RuleContext, fn: TFFunction, cls: ast.ClassDef, attr: str) -> int | None:
@@ -386,7 +382,7 @@ def _assigns_attribute(node: ast.AST, attr: str) -> bool:
         return False
     for target in targets:
         for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-            if _self_attribute(item) and item.attr == attr:
+            if self_attribute(item) and item.attr == attr:
                 return True
     return False
 

@@ -55,6 +55,11 @@ def other_keras_backend(facts: ModuleFacts) -> str | None:
     return None if cached in (None, "tensorflow") else cached
 
 
+def uses_tensorflow(facts: ModuleFacts) -> bool:
+    """The file imports TensorFlow (``tf.keras``, not a standalone Keras)."""
+    return any(q.startswith("tensorflow") for q in facts.imports.bindings.values())
+
+
 def multi_backend_keras(facts: ModuleFacts, keras_version: str | None) -> bool:
     """The file imports standalone ``keras`` and nothing of TensorFlow, and no setting says it is
     Keras 3 (``kerasVersion``, or ``KERAS_BACKEND`` set to ``"tensorflow"``): it may be the
@@ -63,7 +68,7 @@ def multi_backend_keras(facts: ModuleFacts, keras_version: str | None) -> bool:
     TensorFlow 1 graphs."""
     if facts.imports.keras_sources != {"keras"}:
         return False
-    if any(q.startswith("tensorflow") for q in facts.imports.bindings.values()):
+    if uses_tensorflow(facts):
         return False
     return not (str(keras_version or "").startswith("3") or _selected_backend(facts) == "tensorflow")
 

@@ -17,7 +17,7 @@ from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMA
                                      holds_pretrained_model, keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (keras_predict_call, model_construction, multi_output, other_keras_backend, outputs_distribution,
-                                          overrides, receiver_kind)
+                                          overrides, receiver_kind, uses_tensorflow)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -191,7 +191,7 @@ class PredictInLoop(Rule):
             return  # Keras on JAX or PyTorch compiles predict itself; a direct call runs op by op
         if ctx.hot.tf1_graph_mode:
             return  # TensorFlow 1 graphs: a direct call returns a symbolic tensor, with no .numpy()
-        tf_file = _uses_tensorflow(facts)
+        tf_file = uses_tensorflow(facts)
         if not tf_file and ctx.workspace is None:
             return  # standalone Keras without TensorFlow: Keras 2.2/2.3 on TF 1 graphs (``model(x)`` is
             # symbolic, ``predict`` a cheap session run), or Keras 3 on a backend the file does not name
@@ -507,11 +507,6 @@ def _tf_alias(facts: ModuleFacts) -> str:
     return next((local for local, qualname in facts.imports.bindings.items() if qualname == "tensorflow"), "tf")
 
 
-def _uses_tensorflow(facts: ModuleFacts) -> bool:
-    """The file imports TensorFlow (``tf.keras``, not a standalone Keras)."""
-    return any(q.startswith("tensorflow") for q in facts.imports.bindings.values())
-
-
 def _tf_model_from_project(ctx: RuleContext, receiver: ast.expr) -> str | None:
     """"project" when ``receiver`` (``self.model``) holds what a def or class of another file of
     the project builds, a ``tf.keras`` model (``self.model = unet(...)``, ``from nets.unet import
@@ -522,7 +517,7 @@ def _tf_model_from_project(ctx: RuleContext, receiver: ast.expr) -> str | None:
 def _builds_tf_keras_model(facts: ModuleFacts, node: ast.AST) -> bool:
     """``node``, in a file that imports TensorFlow, is a def that returns a Keras model or a
     subclass of one."""
-    if not _uses_tensorflow(facts):
+    if not uses_tensorflow(facts):
         return False
     if isinstance(node, ast.ClassDef):
         return node.name in model_classes(facts)
