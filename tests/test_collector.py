@@ -77,3 +77,18 @@ def test_paused_nests():
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_between_analyses_the_youngest_generation_is_collected_less_often():
+    """An analysis leaves tens of thousands of new objects in the youngest generation: at the
+    default threshold (700) the next allocation scanned them all after every keystroke."""
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        analyze("x = 1\n", rules=[Probe()])
+        assert gc.get_threshold() == (collector.YOUNGEST_THRESHOLD, 10, 10)
+        gc.set_threshold(10 * collector.YOUNGEST_THRESHOLD, 5, 5)  # a caller's higher one stays
+        analyze("x = 1\n", rules=[Probe()])
+        assert gc.get_threshold() == (10 * collector.YOUNGEST_THRESHOLD, 5, 5)
+    finally:
+        gc.set_threshold(*saved)

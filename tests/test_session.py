@@ -171,3 +171,36 @@ def test_findings_carried_over_a_syntax_error_hold_no_tree():
     del good
     gc.collect()
     assert tree() is None
+
+
+def test_versions_a_session_replaces_are_freed_without_the_cycle_collector():
+    """Each keystroke replaces the document's analysis: the old one (its text, its findings and
+    their fix builders) is freed at once by reference counting. Its findings' builders pointed
+    back at it, a cycle that kept every replaced version until the collector's next pass."""
+    import gc
+    import os
+
+    from tfperf_lsp.engine import fix_for
+    from tfperf_lsp.session import Rebuildable
+
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    path = os.path.join(root, "seed001_tf_function_decorator.py")
+    text = open(path, encoding="utf-8").read()
+    session = DocumentSession(path)
+    gc.collect()
+    gc.disable()
+    try:
+        for k in range(3):
+            session.update(text + f"\nprobe = {k}\n")
+        analysis = session.current
+        finding = next(f for f in analysis.findings if f.fix_title)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage if isinstance(o, Rebuildable) or type(o).__name__ in ("Finding", "SourceText")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []
+    session.drop_trees()
+    assert fix_for(analysis, finding) is not None  # the builder still finds its analysis

@@ -9,6 +9,15 @@ collector's thresholds around a build for the same reason.
 
 Pausing is counted, so analyses running in several threads (the language server's) turn the
 collector back on only when the last one ends, and never when the caller had turned it off.
+
+Between analyses the youngest generation is collected every 50,000 allocations instead of 700.
+An analysis leaves the objects of the new version (tens of thousands of nodes, lists and
+findings) in the youngest generation, with the previous version freed: at the default, the next
+allocation after every analysis scanned them all, and every tenth analysis scanned the last ten
+again in the middle generation. On the 2k-line file that was 1.6-1.8 ms of a 22 ms keystroke;
+with the higher threshold it is 0.4 ms, and what waits for the collector is bounded by the
+threshold (an analysis leaves almost no cyclic garbage: tests/test_session.py). A caller's higher
+threshold is kept.
 """
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _running = 0
 _resume = False  # whether the collector was on when the first running analysis paused it
+YOUNGEST_THRESHOLD = 50_000
 
 
 @contextmanager
@@ -29,6 +39,9 @@ def paused() -> Iterator[None]:
         if _running == 0:
             _resume = gc.isenabled()
             gc.disable()
+            youngest, *older = gc.get_threshold()
+            if youngest < YOUNGEST_THRESHOLD:
+                gc.set_threshold(YOUNGEST_THRESHOLD, *older)
         _running += 1
     try:
         yield

@@ -7,6 +7,7 @@ are now), and drop the others. Their fixes are withheld: they were computed for 
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import replace
 from functools import partial
 
@@ -101,11 +102,16 @@ class Rebuildable(Analysis):
         for finding in self.findings:
             builder = finding.build_fix
             if builder is not None and getattr(builder, "func", None) is not _fix_from_rebuilt:
-                finding.build_fix = partial(_fix_from_rebuilt, self, finding.id, finding.message)
+                # A weak reference: the analysis holds its findings, and a builder holding the
+                # analysis would make each dropped version wait for the cycle collector.
+                finding.build_fix = partial(_fix_from_rebuilt, weakref.ref(self), finding.id, finding.message)
 
 
-def _fix_from_rebuilt(analysis: Rebuildable, finding_id: str, message: str):
+def _fix_from_rebuilt(reference: weakref.ref[Rebuildable], finding_id: str, message: str):
     """The fix that the same text, analysed again, builds for the same finding."""
+    analysis = reference()
+    if analysis is None:
+        raise LookupError(f"the analysis that reported {finding_id} is gone")
     same = next((f for f in analysis.rebuilt().findings if f.id == finding_id and f.message == message), None)
     if same is None or same.build_fix is None:
         raise LookupError(f"the text analysed again does not report {finding_id}")

@@ -202,3 +202,24 @@ def test_facts_walked_statement_by_statement_are_those_of_one_walk_of_the_module
                    {k: [ast.dump(n) for n in v] for k, v in whole.module_assignments.items()}
             assert len(facts._parents) == len(whole._parents)
         assert all(again.statement_walks[s] is first.statement_walks[s] for s in tree.body)  # re-used, not walked again
+
+
+def test_answers_carried_between_versions_hold_only_nodes_of_the_current_tree():
+    """The per-node answers a session carries from version to version (each node's def and
+    loops, its imported name) forget the statements an edit replaced: they kept each replaced
+    def alive until the caches reached four times the module and started empty, and that
+    keystroke paid for every node again."""
+    path = os.path.join(ROOT, "examples", "retrace_pitfalls.py")
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    body = next(i for i, line in enumerate(lines) if line.startswith("    ") and line.strip() and i > len(lines) // 2)
+    indent = lines[body][: len(lines[body]) - len(lines[body].lstrip())]
+    session = DocumentSession(path)
+    for k in range(12):
+        edited = lines[:body] + [f"{indent}probe = {k}"] + lines[body:]
+        facts = session.update("\n".join(edited)).ctx.facts
+        for node in facts.calls + facts.loops:  # fill the caches, as rules do
+            facts.enclosing_function(node), facts.enclosing_loops(node), facts.qualname(node)
+    current = set(facts._parents) | set(facts.tree.body)
+    carried = [*facts.structure.function_of, *facts.structure.loops_of, *facts.imports.reused_answers()]
+    assert carried and all(node in current for node in carried)

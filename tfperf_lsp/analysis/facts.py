@@ -113,16 +113,34 @@ class ModuleFacts:
         self._passing: set[tuple[ast.AST, str]] = set()
         self._traced_by_def: dict[ast.AST, TFFunction | None] = {}
         kept = 4 * len(walk.parents)
-        self.structure = known_structure if known_structure is not None and known_structure.size() <= kept \
+        # Carried only from a version walked statement by statement: its walks list the nodes of
+        # the statements this one replaced, whose answers are then forgotten.
+        carry = bool(known_walks)
+        self.structure = known_structure if carry and known_structure is not None and known_structure.size() <= kept \
             else NodeStructure()
         self._loops_of = self.structure.loops_of
         self._function_of = self.structure.function_of
         self.imports = ImportMap(tree, walk.imports)
-        if known_imports is not None and self.imports.resolves_like(known_imports):
+        if carry and known_imports is not None and self.imports.resolves_like(known_imports):
             # the same imports: an earlier version's answers hold for the statements it shares
             self.imports.reuse_answers(known_imports, kept=kept)
+        if known_walks:
+            self._forget_replaced(known_walks)
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
+
+    def _forget_replaced(self, known_walks: Mapping[ast.stmt, _Walk]) -> None:
+        """Drop the carried answers for the nodes of the statements this version replaced: they
+        would keep the old statements alive (a keystroke's def, each time) until the caches hit
+        their bound and start empty, a keystroke that pays for every node again."""
+        caches: list[dict[ast.AST, Any]] = [self.structure.function_of, self.structure.loops_of, self.imports.reused_answers()]
+        for stmt, walk in known_walks.items():
+            if stmt in self.statement_walks:
+                continue
+            for cache in caches:
+                cache.pop(stmt, None)
+                for node in walk.parents:
+                    cache.pop(node, None)
 
     @cached_property
     def attribute_names(self) -> set[str]:

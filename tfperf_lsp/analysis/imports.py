@@ -91,6 +91,10 @@ class ImportMap:
         if len(earlier._qualnames) <= kept:
             self._qualnames = earlier._qualnames
 
+    def reused_answers(self) -> dict[ast.AST, str | None]:
+        """The answers cache (shared with the version ``reuse_answers`` took it from)."""
+        return self._qualnames
+
     def _bind(self, local: str, qualname: str, node: ast.stmt) -> None:
         self.bindings[local] = qualname
         self.import_nodes[local] = node
