@@ -25,6 +25,7 @@ import bisect
 import functools
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import cast
@@ -267,17 +268,25 @@ class HotCode:
         last = {stmt.name: stmt for stmt in definitions}
         if len(last) == len(definitions):
             return []
-        reads = self._module_objects_read(definitions)
-        return [(_lines_of(stmt), _lines_of(last[stmt.name])) for stmt in definitions
+        defined = Counter(stmt.name for stmt in definitions)
+        redefined = [stmt for stmt in definitions if defined[stmt.name] > 1]
+        reads = self._module_objects_read(redefined, set(defined))
+        return [(_lines_of(stmt), _lines_of(last[stmt.name])) for stmt in redefined
                 if last[stmt.name] is not stmt and reads[last[stmt.name]] <= reads[stmt]]
 
-    def _module_objects_read(self, definitions: Sequence[Definition]) -> dict[ast.stmt, set[str]]:
-        """The module's own objects (not imports) each top-level def or class reads: a later
-        definition that reads one the earlier did not (``transformer`` instead of
-        ``seq2seq_rnn``) is another variant, not the fixed version of the same code. From the
-        index of names (one pass over their uses, not a walk of every definition)."""
+    def _module_objects_read(self, definitions: Sequence[Definition], defined: set[str]) -> dict[ast.stmt, set[str]]:
+        """The module's own objects (not imports; ``defined``: its top-level defs and classes)
+        each of ``definitions`` reads: a later definition that reads one the earlier did not
+        (``transformer`` instead of ``seq2seq_rnn``) is another variant, not the fixed version
+        of the same code. From each statement's names where the facts walked it on its own (a
+        document session), else from the index of names (one pass over their uses)."""
         facts = self.facts
-        module_objects = (set(facts.module_assignments) | {d.name for d in definitions}) - set(facts.imports.bindings)
+        module_objects = (set(facts.module_assignments) | defined) - set(facts.imports.bindings)
+        walks = facts.statement_walks
+        if all(d in walks for d in definitions):
+            return {d: {name for name, uses in walks[d].names.items()
+                        if name in module_objects and any(isinstance(use.ctx, ast.Load) for use in uses)}
+                    for d in definitions}
         starts = [first_line(d) for d in definitions]
         reads: dict[ast.stmt, set[str]] = {d: set() for d in definitions}
         for name in module_objects:
@@ -864,19 +873,21 @@ def _statements_at(body: list[ast.stmt], line: int) -> list[ast.stmt]:
     """The statements whose lines hold ``line`` (0-based), innermost first, up to the def or
     class around them (its own header and comments are not the block's)."""
     found: list[ast.stmt] = []
-    while True:
-        stmt = next((s for s in body if s.lineno - 1 <= line <= (s.end_lineno or s.lineno) - 1), None)
-        if stmt is None:
-            break
+    # The module's body is in source order: the last statement starting at or above ``line``
+    # is the only one that can hold it (a bisection, not a scan of a notebook's 400 statements).
+    index = bisect.bisect_right(body, line, key=lambda s: s.lineno - 1) - 1
+    while index > 0 and line <= (body[index - 1].end_lineno or body[index - 1].lineno) - 1:
+        index -= 1  # ``a = 1; b = 2``: the first of the statements on that line
+    stmt = body[index] if index >= 0 and line <= (body[index].end_lineno or body[index].lineno) - 1 else None
+    while stmt is not None:
         if isinstance(stmt, (*FunctionNode, ast.ClassDef)) and stmt.lineno - 1 != line:
             found = []  # only the statements inside the def count
             body = stmt.body
-            continue
-        found.append(stmt)
-        body = [child for field in ("body", "orelse", "finalbody") for child in getattr(stmt, field, None) or []]
-        body += [child for handler in getattr(stmt, "handlers", []) for child in handler.body]
-        if not body:
-            break
+        else:
+            found.append(stmt)
+            body = [child for field in ("body", "orelse", "finalbody") for child in getattr(stmt, field, None) or []]
+            body += [child for handler in getattr(stmt, "handlers", []) for child in handler.body]
+        stmt = next((s for s in body if s.lineno - 1 <= line <= (s.end_lineno or s.lineno) - 1), None)
     return found[::-1]
 
 
