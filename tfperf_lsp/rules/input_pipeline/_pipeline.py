@@ -345,7 +345,11 @@ class Pipelines:
                     step = self.dataset_of(expr)
                     if step is not None:
                         found.append(Consumer(step, loop, "for", self._repeated(loop, step)))
+        passing = self._calls_passing_datasets()
+        relevant = passing.union(facts.calls_named(*KERAS_CONSUMERS, "as_numpy_iterator", "iter", "list"))
         for call in facts.calls:
+            if call not in relevant:
+                continue  # most calls: skipped without looking at their arguments
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in KERAS_CONSUMERS:
                 for expr, is_x in keras_inputs(call):
@@ -364,8 +368,7 @@ class Pipelines:
                 step = self.dataset_of(call.args[0])
                 if step is not None:
                     found.append(Consumer(step, call, "iter", False))
-            elif (call.args and any(self._maybe_dataset(a) for a in call.args)) \
-                    or (call.keywords and any(self._maybe_dataset(k.value) for k in call.keywords)):
+            elif call in passing:
                 found.extend(self._passed_to_function(call))
         found.extend(self._returned(found))
         return found
@@ -375,8 +378,22 @@ class Pipelines:
         parent = self.facts.parent(call)
         return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
 
-    def _maybe_dataset(self, expr: ast.AST) -> bool:
-        return (type(expr) is ast.Name and expr.id in self._dataset_names) or expr in self._candidates
+    def _calls_passing_datasets(self) -> set[ast.Call]:
+        """The calls with an argument that may be a dataset: a name some step is assigned to,
+        or a step's call itself (found from those names' uses, not from every call's arguments)."""
+        facts = self.facts
+        passed: list[ast.AST] = [use for name in self._dataset_names for use in facts.names.get(name, ())]
+        passed += self._candidates
+        calls = set()
+        for expr in passed:
+            parent = facts.parent(expr)
+            if type(parent) is ast.keyword:
+                parent = facts.parent(parent)
+                if type(parent) is ast.Call:
+                    calls.add(parent)
+            elif type(parent) is ast.Call and any(argument is expr for argument in parent.args):
+                calls.add(parent)
+        return calls
 
     def _passed_to_function(self, call: ast.Call) -> list[Consumer]:
         """A dataset passed to a local def that loops over it (or fits on it) is consumed there."""
