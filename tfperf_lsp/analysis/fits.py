@@ -231,8 +231,9 @@ def _factory_results(facts: ModuleFacts, factory: ast.FunctionDef | ast.AsyncFun
             if isinstance(target, ast.Name) and factory.name in _listed(facts, iterable):
                 aliases[target.id] = loop
     results = []
-    for call in facts.calls:
-        if isinstance(call.func, ast.Name) and call.func.id in aliases:
+    named = set(facts.calls_named(*aliases))
+    for call in facts.calls:  # in the facts' order, as callers have always seen them
+        if call in named and isinstance(call.func, ast.Name):
             alias_loop = aliases[call.func.id]
             if alias_loop is not None and not any(a is alias_loop for a in facts.ancestors(call)):
                 continue

@@ -511,8 +511,8 @@ def batches_vary_in_length(ctx: RuleContext) -> bool:
 
 def _batches_vary_in_length(ctx: RuleContext) -> bool:
     return any(
-        isinstance(call.func, ast.Attribute) and call.func.attr in VARYING_BATCHES and not _pads_to_fixed_shapes(ctx.facts, call)
-        for call in ctx.facts.calls
+        isinstance(call.func, ast.Attribute) and not _pads_to_fixed_shapes(ctx.facts, call)
+        for call in ctx.facts.calls_named(*VARYING_BATCHES)
     ) or _imported_modules_pad(ctx.facts, ctx.path)
 
 

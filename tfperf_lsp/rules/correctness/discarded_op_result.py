@@ -99,7 +99,11 @@ class DiscardedOpResult(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
+        by_qualname = facts.calls_by_qualname
+        pure = {call for name in by_qualname.keys() & _PURE_OPS for call in by_qualname[name]}
+        for call in facts.calls:  # in the facts' order; the few that call a pure op
+            if call not in pure:
+                continue
             statement = facts.parent(call)
             if not isinstance(statement, ast.Expr) or statement.value is not call:
                 continue

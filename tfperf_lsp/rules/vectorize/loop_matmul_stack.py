@@ -103,7 +103,7 @@ class LoopMatmulStack(Rule):
             found = self._append_loop(ctx, loop)
             if found:
                 yield found
-        for call in facts.calls:
+        for call in facts.calls_by_qualname.get(_STACK, ()):
             first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
             if isinstance(first, ast.ListComp):
                 found = self._comprehension(ctx, call)

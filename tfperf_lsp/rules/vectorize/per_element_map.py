@@ -98,12 +98,8 @@ class PerElementMap(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.calls:
-            func = call.func
-            attr = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if attr not in ("stack", "map_fn"):
-                continue
-            qualname = facts.qualname(func)
+        for call in facts.calls_named("stack", "map_fn"):
+            qualname = facts.qualname(call.func)
             if qualname == "tensorflow.stack":
                 found = self._stack(ctx, call)
             elif qualname == "tensorflow.map_fn":
@@ -353,9 +349,8 @@ def _in_a_pipeline_function(ctx: RuleContext, call: ast.Call) -> bool:
     around = {a for a in facts.ancestors(call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))}
     if not around:
         return False
-    for mapping in facts.calls:
-        func = mapping.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "map"):
+    for mapping in facts.calls_named("map"):
+        if not isinstance(mapping.func, ast.Attribute):
             continue
         mapped = mapping.args[0] if mapping.args else keyword(mapping, "map_func")
         if mapped in around or isinstance(mapped, (ast.Name, ast.Attribute)) and facts.resolve_def(mapped, mapping) in around:
