@@ -200,6 +200,8 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
         # code written for TensorFlow 1, or run with its behaviour: steps_per_execution,
         # jit_compile, Keras' mixed precision are not there, a model call gives no .numpy()
         return True
+    if ctx.hot.tf1_only and getattr(rule_by_code(finding.code), "needs_tf2", False):
+        return True  # its fix names TensorFlow 2 APIs that code written for TensorFlow 1 lacks
     # Per-op dispatch and retracing cost nothing that matters in code that runs once per model:
     # a Keras functional builder, a layer's build / compute_output_shape / get_config.
     return finding.category in _EAGER_ADVICE and ctx.hot.cold_reason_at_line(line) not in (None, "test code")

@@ -46,20 +46,28 @@ def int_literal(expr: ast.AST | None) -> int | None:
 
 
 def int_value(facts: ModuleFacts, expr: ast.AST | None) -> int | None:
-    """An integer literal, or a module-level name assigned once from one (``EPOCHS = 10``,
-    ``BATCH, EPOCHS = 32, 10``)."""
+    """An integer literal, or a module-level name assigned from one (``EPOCHS = 10``,
+    ``BATCH, EPOCHS = 32, 10``): once, or always to the same number (a notebook that sets
+    ``BATCH_SIZE = 16`` again in each section)."""
     literal = int_literal(expr)
     if literal is not None or not isinstance(expr, ast.Name):
         return literal
     assigned = facts.module_assignments.get(expr.id, [])
-    if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
+    values = {_assigned_int(a, expr.id) for a in assigned}
+    return values.pop() if len(values) == 1 else None
+
+
+def _assigned_int(assignment: ast.stmt, name: str) -> int | None:
+    if not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1:
         return None
-    value = assigned[0].value
-    target = assigned[0].targets[0]
+    value = assignment.value
+    target = assignment.targets[0]
     if isinstance(value, ast.Tuple) and isinstance(target, ast.Tuple):
         names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
-        if expr.id in names and len(names) == len(value.elts):
-            value = value.elts[names.index(expr.id)]
+        if name in names and len(names) == len(value.elts):
+            value = value.elts[names.index(name)]
+    elif not isinstance(target, ast.Name):
+        return None
     return int_literal(value)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import math
 
+from tfperf_lsp.analysis.astutil import int_value
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.hotness import FEW_RUNS
@@ -35,13 +36,14 @@ def fit_uses(facts: ModuleFacts, compile_call: ast.Call, name: str) -> list[ast.
 
 
 def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
-    """Steps a ``fit(...)`` call runs, when its data rows, batch size and epochs are literals
-    (``batch_size`` defaults to 32, ``epochs`` to 1); None when any is unknown."""
+    """Steps a ``fit(...)`` call runs, when its data rows, batch size and epochs are written
+    down (literals or module-level numbers; ``batch_size`` defaults to 32, ``epochs`` to 1); None
+    when any is unknown."""
     if not isinstance(fit, ast.Call) or any(k.arg is None for k in fit.keywords):
         return None
     params = ["x", "y", "batch_size", "epochs"]
-    epochs = _int_or_default(argument_for_parameter(fit, params, "epochs"), 1)
-    initial = _int_or_default(_keyword(fit, "initial_epoch"), 0)
+    epochs = _int_or_default(facts, argument_for_parameter(fit, params, "epochs"), 1)
+    initial = _int_or_default(facts, _keyword(fit, "initial_epoch"), 0)
     if epochs is None or initial is None:
         return None
     epochs -= initial
@@ -49,7 +51,7 @@ def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
     if steps_per_epoch is not None:
         steps = _int_constant(steps_per_epoch)
         return None if steps is None else steps * max(epochs, 0)
-    batch_size = _int_or_default(argument_for_parameter(fit, params, "batch_size"), 32)
+    batch_size = _int_or_default(facts, argument_for_parameter(fit, params, "batch_size"), 32)
     data = argument_for_parameter(fit, params, "x")
     rows = literal_rows(facts, data) if data is not None else None
     if rows is None or not batch_size:
@@ -113,7 +115,7 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
             return literal_rows(facts, assignment.value, depth + 1)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1:
-            return _loaded_rows(facts, assignment.targets[0], assignment.value, expr.id)
+            return _loaded_rows(facts, assignment.targets[0], assignment.value, expr.id, depth)
         return None
     if isinstance(expr, ast.Call) and facts.qualname(expr.func) in ("numpy.array", "numpy.asarray") and expr.args \
             and isinstance(expr.args[0], (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in expr.args[0].elts):
@@ -156,11 +158,15 @@ def _keeps_rows(reshape: ast.Call) -> bool:
         and _int_constant(first.operand) == 1
 
 
-def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: str) -> int | None:
+def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: str, depth: int = 0) -> int | None:
     """Rows of ``name`` unpacked from a small built-in dataset's loader: ``(x_train, y_train),
-    (x_test, y_test) = boston_housing.load_data()``, or ``X, y = load_iris(return_X_y=True)``."""
+    (x_test, y_test) = boston_housing.load_data()``, or ``X, y = load_iris(return_X_y=True)``;
+    also through a def of the file that returns what it loaded (``make_dataset()``)."""
     if not isinstance(value, ast.Call):
         return None
+    returned = _returned_part(facts, target, value, name)
+    if returned is not None:
+        return literal_rows(facts, returned, depth + 1)
     qualname = facts.qualname(value.func) or ""
     parts = qualname.split(".")
     if len(parts) >= 2 and parts[-1] == "load_data" and parts[-2] in _KERAS_DATASET_ROWS \
@@ -174,6 +180,28 @@ def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: st
     return None
 
 
+def _returned_part(facts: ModuleFacts, target: ast.expr, call: ast.Call, name: str) -> ast.expr | None:
+    """What ``name`` receives from ``target = call`` when ``call`` is a def of the file with one
+    ``return`` of the same shape: ``(x, y), _ = make_dataset()`` with ``return (x_train, y_train),
+    (x_test, y_test)`` gives ``x_train``, read in that def."""
+    fn = facts.resolve_def(call.func, call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = [node for node in walk_same_scope(fn) if isinstance(node, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+
+    def part(pattern: ast.expr, value: ast.expr) -> ast.expr | None:
+        if isinstance(pattern, ast.Name):
+            return value if pattern.id == name else None
+        if isinstance(pattern, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(pattern.elts) == len(value.elts):
+            return next((found for p, v in zip(pattern.elts, value.elts) if (found := part(p, v)) is not None), None)
+        return None
+
+    return part(target, returns[0].value)
+
+
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
@@ -184,8 +212,8 @@ def _int_constant(expr: ast.AST | None) -> int | None:
     return None
 
 
-def _int_or_default(expr: ast.AST | None, default: int) -> int | None:
-    return default if expr is None else _int_constant(expr)
+def _int_or_default(facts: ModuleFacts, expr: ast.AST | None, default: int) -> int | None:
+    return default if expr is None else int_value(facts, expr)
 
 
 def _all_fit_uses(facts: ModuleFacts) -> list[FitUse]:

@@ -83,6 +83,13 @@ _TF1_ONLY = frozenset({
     "tensorflow.random_crop", "tensorflow.train.Saver", "tensorflow.train.exponential_decay",
     "tensorflow.train.Supervisor", "tensorflow.image.resize_images", "tensorflow.summary.merge_all",
     "tensorflow.summary.merge", "keras.backend.get_session", "keras.backend.set_session",
+    "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.assign_add", "tensorflow.assign_sub",
+    "tensorflow.enable_eager_execution", "tensorflow.decode_csv", "tensorflow.decode_raw", "tensorflow.read_file",
+    "tensorflow.parse_single_example", "tensorflow.parse_example", "tensorflow.FixedLenFeature",
+    "tensorflow.VarLenFeature", "tensorflow.sparse_tensor_to_dense", "tensorflow.nn.dynamic_rnn",
+    "tensorflow.nn.static_rnn", "tensorflow.train.string_input_producer", "tensorflow.train.batch",
+    "tensorflow.train.shuffle_batch", "tensorflow.data.make_one_shot_iterator",
+    "tensorflow.image.resize_image_with_crop_or_pad",
 })
 
 

@@ -57,7 +57,7 @@ class Example:
 
 
 
-def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False) -> str:
+def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False, needs_tf2: bool = False) -> str:
     """Add, at the end of "When it stays silent", where every rule (of the category) is silent
     (the engine applies it: engine._cold, analysis/hotness.py)."""
     text = ("Like every rule, it stays silent in test code (test modules, `TestCase` classes, "
@@ -76,7 +76,7 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
             text += (" and in TensorFlow 1 graph code (`disable_eager_execution()`, `tf.compat.v1.Session`, "
                      "or APIs TensorFlow 2 removed, such as `tf.contrib` or `tf.logging`, without "
                      "`enable_eager_execution()`)")
-    if category in TF2_API_ADVICE_CATEGORIES:
+    if category in TF2_API_ADVICE_CATEGORIES or needs_tf2:
         text += (", and in code written for TensorFlow 1 (APIs TensorFlow 2 removed, such as `tf.contrib`, "
                  "`tf.train.AdamOptimizer` or `tf.placeholder`, the multi-backend Keras's `keras.engine.topology`, "
                  "or a notebook's `%tensorflow_version 1.x`): "
@@ -108,6 +108,9 @@ class Rule:
     # The advice holds in TensorFlow 1 graph code too (``map_fn`` -> ``vectorized_map``), where
     # the rest of its category's advice, which assumes eager execution, does not.
     graph_mode_too: ClassVar[bool] = False
+    # The fix names TensorFlow 2 APIs (``tf.vectorized_map(..., fallback_to_while_loop=...)``):
+    # silent in code written for TensorFlow 1, as the categories of TF2_API_ADVICE_CATEGORIES are.
+    needs_tf2: ClassVar[bool] = False
     # What ``tfperf bench`` times for this rule's findings (see ``Benchmark``).
     benchmark: ClassVar[Benchmark] = "rewrite"
 
@@ -156,7 +159,7 @@ class Rule:
         ``fixed_example`` (the first invalid example after the fix: engine.rule_docs computes it)
         as "Use instead"."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
-        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category, cls.graph_mode_too))
+        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category, cls.graph_mode_too, cls.needs_tf2))
         parts += ["", f"TensorFlow guide: {cls.doc_url}"]
         if cls.invalid:
             parts += ["", "## Example"]

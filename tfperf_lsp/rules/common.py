@@ -361,15 +361,20 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             continue
         func = node.func
         qualname = facts.qualname(func)
-        helper = facts.resolve_def(func, node) if depth > 0 and isinstance(func, ast.Name) else None
+        # a local def, or a method of the same class (``self.compute_loss(...)``)
+        helper = facts.resolve_def(func, node) if depth > 0 and (isinstance(func, ast.Name) or self_attribute(func)) else None
         passed = _passed_in(facts, fn, func.id) if depth > 0 and helper is None and isinstance(func, ast.Name) else []
         unsafe_passed = [h for h in passed if h is not fn and graph_blockers(facts, h, depth - 1)]
         if helper is not None and helper is not fn and graph_blockers(facts, helper, depth - 1):
-            reasons.append(f"calls {helper.name}() (not graph-safe)")
+            reasons.append(f"calls {ast.unparse(func)}() (not graph-safe)")
         elif unsafe_passed:
             reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
+        elif depth > 0 and helper is None and (isinstance(func, ast.Name) or self_attribute(func)) \
+                and (inside := _model_call_blockers(facts, func, depth - 1)):
+            # ``loss = model(batch)`` with ``model = NCFModel()``, whose call() runs np.unique
+            reasons.append(f"calls {ast.unparse(func)}(), whose call() {inside[0]}")
         elif depth > 0 and isinstance(func, ast.Attribute) and (counter := _python_counter(facts, func.attr)):
             reasons.append(f"calls .{func.attr}(), which counts in a Python attribute (`{counter}`: traced once, it "
                            f"stops counting)")
@@ -390,6 +395,16 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+def _model_call_blockers(facts: ModuleFacts, func: ast.expr, depth: int) -> list[str]:
+    """What is not graph-safe in the ``call`` method of the file's class whose object ``func``
+    holds (a Keras model or layer subclassed here)."""
+    for cls in facts.classes:
+        call = next((s for s in cls.body if isinstance(s, FunctionNode) and s.name == "call"), None)
+        if call is not None and facts.built_from_class(func, cls):
+            return graph_blockers(facts, call, depth)
+    return []
 
 
 def self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:

@@ -47,7 +47,8 @@ SOURCES = {
                  "sample_from_datasets", "choose_from_datasets", "load")
 } | {
     "tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset",
-    "tensorflow.data.experimental.make_csv_dataset",
+    "tensorflow.data.experimental.make_csv_dataset", "tensorflow.data.experimental.sample_from_datasets",
+    "tensorflow.data.experimental.choose_from_datasets",
     "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
     "keras.utils.audio_dataset_from_directory", "keras.utils.timeseries_dataset_from_array",
     "keras.preprocessing.image_dataset_from_directory", "keras.preprocessing.text_dataset_from_directory",
@@ -188,6 +189,15 @@ class Pipelines:
     def uses_of(self, step: Step) -> list[Consumer]:
         """The consumers of the pipelines built on ``step`` (``step`` itself included)."""
         return [c for c in self.consumers if _built_on(c.step, step)]
+
+    def paced_by_sleep(self, step: Step) -> bool:
+        """Every pipeline built on ``step`` is read by a loop that sleeps on every iteration
+        (``time.sleep(5)`` after writing a batch of images to TensorBoard, to watch them): the
+        sleep sets the pace, not the pipeline."""
+        uses = self.uses_of(step)
+        sleeps = self.facts.calls_by_qualname.get("time.sleep", [])
+        return bool(uses) and bool(sleeps) and all(
+            c.kind == "for" and any(c.node in self.facts.ancestors(s) for s in sleeps) for c in uses)
 
     def only_previewed(self, step: Step) -> bool:
         """The pipelines built on ``step`` are only read a few elements at a time, and somewhere:

@@ -40,6 +40,8 @@ class MapBeforeBatch(Rule):
     whole batches. Measured: 1.48 s per element vs 0.066 s per batch.
 
     ## When it stays silent
+    When every loop that reads the pipeline sleeps on each iteration (`time.sleep(5)` to watch
+    images appear in TensorBoard): the sleep sets the pace, not the pipeline.
     For identity/re-packing functions, for functions not defined in this file, for functions with ops that take a single element
     (`tf.io.read_file`, `decode_jpeg`/`decode_png`, `encode_jpeg`, `parse_single_example`: there
     the batched form needs different ops, such as `parse_example`), after a map that decodes
@@ -113,7 +115,7 @@ class MapBeforeBatch(Rule):
             fn = model.map_function(step)
             if fn.identity or fn.per_element or fn.node is None:
                 continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
-            if model.never_read(step) or model.evaluated_once(step) or model.benchmarked(step):
+            if model.never_read(step) or model.evaluated_once(step) or model.benchmarked(step) or model.paced_by_sleep(step):
                 continue  # built and never used, or evaluated or looked at once: the calls are paid once;
                 # or timed by a benchmark of this file: the slow form shown on purpose
             if _runs_in_parallel(step.call):

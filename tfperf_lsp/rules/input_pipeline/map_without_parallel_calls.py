@@ -61,6 +61,8 @@ class MapWithoutParallelCalls(Rule):
     one finding, on its first map, that counts the others.
 
     ## When it stays silent
+    When every loop that reads the pipeline sleeps on each iteration (`time.sleep(5)` to watch
+    images appear in TensorBoard): the sleep sets the pace, not the pipeline.
     On a pipeline handed to a def of the file that times it (a benchmark of the serial form, as
     in the tf.data performance guide). With `num_parallel_calls` (keyword or second argument); for a stateless function that
     tfperf can see, unless the pipeline's options turn the automatic parallelisation off
@@ -189,8 +191,9 @@ class MapWithoutParallelCalls(Rule):
                 continue  # plain ops on whole batches: one vectorised call per batch, little to overlap
             if _draws_noise(fn):
                 continue  # a noise source (``from_tensors(0).repeat().map(lambda _: tf.random.normal(...))``)
-            if model.only_previewed(step) or model.never_read(step) or model.benchmarked(step):
-                continue  # read a few elements to print them, or never, or timed on purpose: its speed does not matter
+            if model.only_previewed(step) or model.never_read(step) or model.benchmarked(step) or model.paced_by_sleep(step):
+                continue  # read a few elements to print them, or never, or timed on purpose, or by a loop that
+                # sleeps every iteration: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
             if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
                 continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
@@ -213,7 +216,7 @@ class MapWithoutParallelCalls(Rule):
             if step.method != "interleave" or len(call.args) >= 4 or keyword(call, "num_parallel_calls") is not None:
                 continue
             reader = _file_reader(ctx.facts, function_argument(call))
-            if reader is None or model.only_previewed(step):
+            if reader is None or model.only_previewed(step) or model.paced_by_sleep(step):
                 continue  # not a file reader; or a preview of a few lines, whose speed does not matter
             tune = f"tf.{autotune(ctx)}"
             yield self.finding(

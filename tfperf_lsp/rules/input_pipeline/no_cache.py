@@ -40,6 +40,8 @@ class NoCache(Rule):
     on (tf.data performance guide, "Caching").
 
     ## When it stays silent
+    When every loop that reads the pipeline sleeps on each iteration (`time.sleep(5)` to watch
+    images appear in TensorBoard): the sleep sets the pace, not the pipeline.
     On a pipeline handed to a def of the file that times it (a benchmark of the uncached form,
     as in the tf.data performance guide). When `f` draws random numbers (caching would freeze the augmentation: every epoch would see
     the first epoch's random images), is stateful or calls code tfperf cannot
@@ -59,7 +61,9 @@ class NoCache(Rule):
     already cheap. When the map only parses records read from TFRecord files
     (`tf.io.parse_single_example`, no decode or resize): such a corpus is in files because it is
     large (BERT pretraining, a year of radar grids: judges found a cache would exhaust memory),
-    and parsing costs microseconds a record.
+    and parsing costs microseconds a record. When the pipeline is only read to validate and `f` is
+    plain ops (no decode, parse, read or resize): a few passes over a validation set cost little
+    beside the training epochs.
 
     ## Fix
     Insert `.cache()` right after the map. Marked unsafe: the cache holds the whole mapped
@@ -134,7 +138,7 @@ class NoCache(Rule):
                 continue  # the author caches the records and maps them each epoch: a choice made
             if _cache_commented_out(ctx, step):
                 continue  # ``# ds = ds.cache()`` right there: the author tried it and turned it off
-            if model.benchmarked(step):
+            if model.benchmarked(step) or model.paced_by_sleep(step):
                 continue  # timed by a benchmark of this file: the uncached form shown on purpose
             if _parses_records(fn.expensive_ops, step):
                 continue  # TFRecord files parsed: a corpus too big for memory, and parsing is cheap
@@ -143,6 +147,8 @@ class NoCache(Rule):
                 continue
             if _overlapped_with_a_big_step(ctx, model, step):
                 continue  # the step sets the pace: a cache would save CPU time, not training time
+            if consumer.validation and not fn.expensive:
+                continue  # plain ops on a validation set, a few passes: little beside the training epochs
             label = function_label(step.call)
             why = fn.expensive or f"{fn.cost} ops"
             blockers = _upstream_blockers(model, step)
@@ -152,7 +158,7 @@ class NoCache(Rule):
             blocker = blockers[0] if blockers else None
             where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
             if consumer.validation:
-                where = "fit validates on it every epoch"
+                where = _validated(ctx, consumer)
             if blocker:
                 yield self.finding(
                     ctx, step.method_node(),
@@ -171,6 +177,16 @@ class NoCache(Rule):
                 fix_title="Add .cache() after the map",
                 fix_applicability="unsafe",
             )
+
+
+def _validated(ctx: RuleContext, consumer: Consumer | _Repeat) -> str:
+    """How often ``fit`` validates on the dataset: every epoch, or every ``validation_freq``."""
+    node = consumer.node if isinstance(consumer, Consumer) else None
+    frequency = keyword(node, "validation_freq") if isinstance(node, ast.Call) else None
+    if frequency is None:
+        return "fit validates on it every epoch"
+    every = int_value(ctx.facts, frequency)
+    return f"fit validates on it every {every} epochs" if every is not None else "fit validates on it repeatedly"
 
 
 _PARSERS = ("tf.io.parse_single_example", "tf.io.parse_example", "tf.io.parse_single_sequence_example",

@@ -23,6 +23,7 @@ _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "pow",
 class PerElementMap(Rule):
     code = "TFP403"
     graph_mode_too = True  # vectorized_map batches a map_fn in a TensorFlow 1 graph as well
+    needs_tf2 = True  # ... but fallback_to_while_loop, which the fix passes, came in TensorFlow 2.3
     name = "per-element-map"
     category = "vectorize"
     severity = Severity.WARNING
@@ -317,14 +318,20 @@ _UNEVEN = {"tensorflow.dynamic_partition", "tensorflow.split", "tensorflow.ragge
 def _uneven_pieces(facts: ModuleFacts, name: str | None, at: ast.AST) -> bool:
     """``name`` holds pieces of different shapes (``tf.dynamic_partition``, ``tf.split`` by
     sizes), or is a Python list (``values = []`` filled by ``append``): stacking them, as
-    ``tf.vectorized_map`` or an elementwise rewrite would, fails or maps over the wrong axis."""
+    ``tf.vectorized_map`` or an elementwise rewrite would, fails or maps over the wrong axis.
+    Also one of the values a function other than TensorFlow's returns
+    (``parts, indices = make_partition(ids, ...)``): as often a list of pieces as a tensor."""
     if not name or "." in name:
         return False
     assignment = facts.reaching_assignment_at(name, at)
     value = getattr(assignment, "value", None)
     if isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
         return True
-    return isinstance(value, ast.Call) and facts.qualname(value.func) in _UNEVEN
+    if not isinstance(value, ast.Call):
+        return False
+    qualname = facts.qualname(value.func) or ""
+    unpacked = any(isinstance(t, (ast.Tuple, ast.List)) for t in getattr(assignment, "targets", ()))
+    return qualname in _UNEVEN or (unpacked and not qualname.startswith("tensorflow."))
 
 
 def _runs_once(ctx: RuleContext, call: ast.Call) -> bool:
