@@ -72,7 +72,8 @@ def _analyze(text: str, path: str | None, settings: Settings, workspace, rules: 
         return Analysis(source, [], parse_error=tree)
     facts = ModuleFacts(tree, source, previous.statement_walks if previous is not None else None,
                         previous.imports if previous is not None else None,
-                        previous.structure if previous is not None else None)
+                        previous.structure if previous is not None else None,
+                        previous.parents if previous is not None else None)
     ctx = RuleContext(source, facts, settings, path, workspace)
     output = None
     if gap is not None and earlier is not None:

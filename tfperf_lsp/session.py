@@ -49,7 +49,8 @@ class DocumentSession:
         good = self.last_good
         if isinstance(good, Rebuildable) and good.has_trees and good.ctx is not None:
             facts = good.ctx.facts
-            return Parsed(good.source.lines, facts.tree, facts.statement_walks, facts.imports, facts.structure)
+            return Parsed(good.source.lines, facts.tree, facts.statement_walks, facts.imports, facts.structure,
+                          facts.parents_map())
         return None
 
     def drop_trees(self) -> None:

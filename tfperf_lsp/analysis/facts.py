@@ -78,20 +78,22 @@ def _is_staticmethod(node: ast.AST) -> bool:
 class ModuleFacts:
     def __init__(self, tree: ast.Module, source: SourceText,
                  known_walks: Mapping[ast.stmt, _Walk] | None = None, known_imports: ImportMap | None = None,
-                 known_structure: NodeStructure | None = None):
+                 known_structure: NodeStructure | None = None, known_parents: dict[ast.AST, ast.AST] | None = None):
         """``known_walks``: the statement walks of an earlier version of the file (its
         ``statement_walks``), re-used for the statements that are the same objects. None: one
         walk of the whole module, and no statement walks kept (the CLI analyses a text once).
         ``known_imports``: that version's import map, whose resolved names are re-used when
         the imports are the same. ``known_structure``: that version's ``structure``, each node's
-        def and loops, which hold for the nodes of the statements both versions share."""
+        def and loops, which hold for the nodes of the statements both versions share.
+        ``known_parents``: that version's parent of each node (``parents_map``), copied and
+        patched for the statements that changed instead of merged from every statement's walk."""
         self.tree = tree
         self.source = source
         # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
         # and a tree whose nodes point back at it would wait for the cycle collector.
         self.statement_walks: dict[ast.stmt, _Walk] = {}
         # The one full traversal: parents, the node lists rules need, module-level assignments.
-        walk = _Walk(tree) if known_walks is None else self._walk_statements(known_walks)
+        walk = _Walk(tree) if known_walks is None else self._walk_statements(known_walks, known_parents)
         self._parents = walk.parents
         self.names = walk.names  # every identifier loaded or stored anywhere: its nodes
         self.calls, self.functions, self.classes, self.loops = walk.calls, walk.functions, walk.classes, walk.loops
@@ -129,6 +131,10 @@ class ModuleFacts:
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
 
+    def parents_map(self) -> dict[ast.AST, ast.AST]:
+        """Each node's parent (what the next version's facts copy: ``known_parents``)."""
+        return self._parents
+
     def _forget_replaced(self, known_walks: Mapping[ast.stmt, _Walk]) -> None:
         """Drop the carried answers for the nodes of the statements this version replaced: they
         would keep the old statements alive (a keystroke's def, each time) until the caches hit
@@ -148,23 +154,40 @@ class ModuleFacts:
         return set().union(*self._attribute_sets)
 
     # ----------------------------------------------------------------- construction
-    def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk]) -> _Walk:
+    def _walk_statements(self, known_walks: Mapping[ast.stmt, _Walk],
+                         known_parents: dict[ast.AST, ast.AST] | None = None) -> _Walk:
         """The walk of the module, statement by statement: after a keystroke the statements the
         edit did not touch are the same objects (``analysis.reparse``), and their walks are taken
         from the last version's facts; only the new statements are walked. The merged lists are
         exactly those of one walk of the module."""
         body = self.tree.body
         walks = []
+        walked = []  # the statements new in this version
         for stmt in body:
             walk = known_walks.get(stmt)
             if walk is None:
                 walk = _Walk(stmt)
+                walked.append((stmt, walk))
             self.statement_walks[stmt] = walk
             walks.append(walk)
         merged = _Walk(None)
+        if known_parents is not None and known_walks:
+            # The last version's parents hold for the statements both share (a move shifts line
+            # numbers, not parents): copy them, drop the replaced statements', add the new ones'.
+            merged.parents = known_parents.copy()
+            for stmt, walk in known_walks.items():
+                if stmt not in self.statement_walks:
+                    merged.parents.pop(stmt, None)
+                    for node in walk.parents:
+                        merged.parents.pop(node, None)
+            for stmt, walk in walked:
+                merged.parents.update(walk.parents)
+            merged.parents.update(dict.fromkeys(body, self.tree))  # this version's module object
+        else:
+            for stmt, walk in zip(body, walks):
+                merged.parents[stmt] = self.tree
+                merged.parents.update(walk.parents)
         for stmt, walk in zip(body, walks):
-            merged.parents[stmt] = self.tree
-            merged.parents.update(walk.parents)
             merged.calls.extend(walk.calls)
             merged.functions.extend(walk.functions)
             merged.classes.extend(walk.classes)

@@ -45,6 +45,7 @@ class Parsed:
     statement_walks: dict[ast.stmt, Any] = field(default_factory=dict)
     imports: Any = None  # its facts' ImportMap: the qualified names they resolved are re-used
     structure: Any = None  # its facts' NodeStructure: each shared node's def and loops are re-used
+    parents: Any = None  # its facts' parent of each node: copied, and patched for the statements that changed
 
 
 def reparse(previous: Parsed, lines: list[str]) -> ast.Module | None:
