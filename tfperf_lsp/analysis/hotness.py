@@ -343,7 +343,7 @@ class HotCode:
         if any((q in _TF1_ONLY or q.startswith(_TF1_ONLY_MODULES)) and not all(version_gated(self.facts, c) for c in calls)
                for q, calls in self.facts.calls_by_qualname.items()):
             return True
-        if any(line.strip() == TF1_MAGIC_MASK for line in self.facts.source.lines):
+        if TF1_MAGIC_MASK in self.facts.source.text and any(line.strip() == TF1_MAGIC_MASK for line in self.facts.source.lines):
             return True  # a notebook that selects TensorFlow 1 (``%tensorflow_version 1.x`` in Colab)
         return any((isinstance(n, ast.ImportFrom) and (n.module or "").startswith(_TF1_ERA_MODULES)
                     or isinstance(n, ast.Import) and any(a.name.startswith(_TF1_ERA_MODULES) for a in n.names))

@@ -9,6 +9,7 @@ import ast
 from typing import Any
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from tfperf_lsp.analysis.reparse import Parsed, reparse
 from tfperf_lsp.model import Pos, Span
@@ -74,7 +75,10 @@ class SourceText:
     def offset(self, pos: Pos) -> int:
         """Character offset of ``pos`` in ``text``."""
         if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+            if "\r" in self.text:
+                self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+            else:  # lines split at "\n" alone: each starts one past the end of the one before
+                self._line_starts = list(accumulate((len(line) + 1 for line in self.lines), initial=0))[:-1]
         if pos.line >= len(self._line_starts):
             return len(self.text)
         return self._line_starts[pos.line] + pos.col
