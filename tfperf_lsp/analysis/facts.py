@@ -880,7 +880,8 @@ class _Walk:
     (``ModuleFacts``, ``ModuleFacts._walk_statements``)."""
 
     __slots__ = ("parents", "names", "calls", "functions", "classes", "loops", "with_items",
-                 "global_statements", "imports", "module_assignments", "attributes", "constant_branches")
+                 "global_statements", "imports", "module_assignments", "attributes", "constant_branches",
+                 "positioned")
 
     def __init__(self, root: ast.AST | None):
         """``root`` None: empty lists, to merge walks into."""
@@ -896,6 +897,9 @@ class _Walk:
         self.module_assignments: dict[str, list[ast.stmt]] = {}
         self.attributes: set[str] = set()  # every ``x.name`` read or written: the names
         self.constant_branches: list[ast.If | ast.While] = []  # ``if False:``, ``while 0:``, ``if True:``
+        # The nodes with line numbers (``analysis.reparse`` shifts them when lines above change),
+        # listed the first time it does: a statement below the edit moves on every new line.
+        self.positioned: list[Any] | None = None
         parents = self.parents
         names = self.names
         attributes = self.attributes

@@ -105,18 +105,22 @@ def _module(body: list[ast.stmt], generation: int) -> ast.Module:
 def _move(statements: list[ast.stmt], walks: dict[ast.stmt, Any], lines: int, generation: int) -> None:
     """Shift every node of ``statements`` down by ``lines`` (up if negative), in place: the
     statement and the nodes its walk lists as having a parent (every node below it)."""
-    positioned = _POSITIONED
     for stmt in statements:
         setattr(stmt, _GENERATION, generation)
-        for node in (stmt, *walks[stmt].parents):
-            kind = type(node)
-            has_lines = positioned.get(kind)
-            if has_lines is None:
-                has_lines = positioned[kind] = "lineno" in kind._attributes
-            if has_lines:
-                node.lineno += lines
-                if node.end_lineno is not None:
-                    node.end_lineno += lines
+        walk = walks[stmt]
+        if walk.positioned is None:
+            walk.positioned = [node for node in (stmt, *walk.parents) if _has_lines(type(node))]
+        for node in walk.positioned:
+            node.lineno += lines
+            if node.end_lineno is not None:
+                node.end_lineno += lines
+
+
+def _has_lines(kind: type) -> bool:
+    has_lines = _POSITIONED.get(kind)
+    if has_lines is None:
+        has_lines = _POSITIONED[kind] = "lineno" in kind._attributes
+    return has_lines
 
 
 def _chunks(body: list[ast.stmt]) -> tuple[list[int], list[int]]:
