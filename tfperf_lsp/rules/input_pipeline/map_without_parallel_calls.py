@@ -196,8 +196,9 @@ class MapWithoutParallelCalls(Rule):
                 continue  # read a few elements to print them, or never, or timed on purpose, or by a loop that
                 # sleeps every iteration: its speed does not matter
             has_options = any(s.method == "with_options" for s in step.upstream()) or step.downstream_has({"with_options"})
-            if fn.unknown or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
-                continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless
+            if (fn.unknown and not fn.random) or (not (fn.random or fn.stateful) and not (auto_parallel_off and has_options)):
+                continue  # tf.data parallelises a stateless map itself; an unseen one may be stateless (a random
+                # op seen in it makes it stateful whatever the unseen helper does: ``normalize`` imported)
             if fn.stateful and fn.stateful == fn.python_op and not fn.random \
                     and fn.python_op.rsplit(".", 1)[-1] in ("py_function", "py_func", "eager_py_func"):
                 continue  # Python on tensors, under the GIL: parallel calls gained 4% on a tokenizer (measured)
