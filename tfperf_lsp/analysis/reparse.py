@@ -116,7 +116,7 @@ def _move(statements: list[ast.stmt], walks: dict[ast.stmt, Any], lines: int, ge
                 node.end_lineno += lines
 
 
-def _has_lines(kind: type) -> bool:
+def _has_lines(kind: type[ast.AST]) -> bool:
     has_lines = _POSITIONED.get(kind)
     if has_lines is None:
         has_lines = _POSITIONED[kind] = "lineno" in kind._attributes
