@@ -11,6 +11,7 @@ from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_names
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
+from tfperf_lsp.rules.common import graph_blockers
 from tfperf_lsp.rules.context import RuleContext
 
 _RUN_FUNCTIONS_EAGERLY = frozenset({"tensorflow.config.run_functions_eagerly",
@@ -55,7 +56,10 @@ class EagerExecutionForced(Rule):
     defaults to `False`); when
     `run_functions_eagerly(False)` turns it back off in the same file (the TensorFlow guide's
     debugging demo); when every `fit` of the compiled model runs a few steps the code writes down
-    (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); in test code; and in a file with
+    (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); when the model is of a class of
+    the file whose `train_step` or `call` does what a graph cannot (draws with NumPy, through a
+    replay buffer too; keeps tensors in a Python list; calls `.numpy()`): there the switch is
+    what makes it work; in test code; and in a file with
     nothing for it to slow down.
 
     ## Fix
@@ -137,6 +141,8 @@ class EagerExecutionForced(Rule):
                 fits = fit_uses(facts, call, call.func.value.id)
                 if fits and few_steps(facts, fits):
                     continue  # a demo that fits a handful of steps to show the step run eagerly
+            if _needs_eager_steps(facts, call.func.value):
+                continue  # its own train_step or call() does what a graph cannot: the switch is required
             if is_true(value):
                 yield self.finding(
                     ctx, value,
@@ -159,7 +165,8 @@ class EagerExecutionForced(Rule):
                     label="eager by default",
                 )
         for node in _run_eagerly_assignments(facts):
-            if not _conditional(facts, node):
+            target = next(t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "run_eagerly")
+            if not _conditional(facts, node) and not _needs_eager_steps(facts, target.value):
                 yield self.finding(
                     ctx, node,
                     f"`run_eagerly = True`: {_EAGER_TRAINING} - {_DEBUGGING_SWITCH}",
@@ -218,6 +225,18 @@ def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None
     defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     default = defaults.get(name)
     return default if default is not None and is_true(default) else None
+
+
+def _needs_eager_steps(facts: ModuleFacts, model: ast.expr) -> bool:
+    """``model`` is an object of a Keras model class of this file whose ``train_step`` or
+    ``call`` is not graph-safe (``graph_blockers``: it draws with NumPy through a replay buffer,
+    keeps a Python list of tensors): traced, the draws would freeze and the list would hold
+    symbolic tensors, so ``run_eagerly=True`` is what makes it work."""
+    for cls in facts.classes:
+        methods = [s for s in cls.body if isinstance(s, FunctionNode) and s.name in ("train_step", "call")]
+        if methods and facts.built_from_class(model, cls):
+            return any(graph_blockers(facts, method) for method in methods)
+    return False
 
 
 def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:

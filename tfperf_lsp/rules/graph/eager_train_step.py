@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 from functools import partial
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from tfperf_lsp.analysis.facts import ModuleFacts, argument_for, parameter_names, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
@@ -58,7 +58,8 @@ class EagerTrainStep(Rule):
     runs once per episode, after an inner loop that plays the episode (`env.step(...)`, itself or
     through a def) without training (`for episode ...: for step ...: play_one_step(...)`, then
     `training_step(...)`), or in the branch that ends the episode (`if done: train_step(...);
-    break`): the environment steps set the pace. (An inner loop that only gathers a batch before
+    break`, or `if steps >= 500 or done:` with a tape written in it): the environment steps set
+    the pace. (An inner loop that only gathers a batch before
     each step is part of the step loop: reported.) The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
@@ -195,6 +196,8 @@ class EagerTrainStep(Rule):
                 continue  # a demo loop of a few dozen steps
             if calls_pretrained(ctx, with_stmt):
                 continue  # fine-tuning a pretrained network (``TFDistilBert...from_pretrained``)
+            if _after_each_rollout(ctx, [with_stmt]):
+                continue  # the tape of the branch that ends an episode: once per episode, on its steps
             reported.add(with_stmt)
             reported_loops.add(loops[0])
             blockers = graph_blockers(facts, with_stmt)
@@ -256,8 +259,9 @@ def _find_defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFu
     return {fn for fn in candidates if fn is not None and _updates_in(facts, fn)}
 
 
-def _after_each_rollout(ctx: RuleContext, calls: list[ast.Call]) -> bool:
-    """Every call runs once per iteration of a loop whose body first runs an inner loop that
+def _after_each_rollout(ctx: RuleContext, calls: Sequence[ast.AST]) -> bool:
+    """Every call (or a step written in place, its ``with`` statement) runs once per iteration
+    of a loop whose body first runs an inner loop that
     does not train (``for episode ...: while not done: env.step(...)``, then ``train_step(...)``
     on a batch from the episode or a replay buffer): an update per episode, beside hundreds of
     environment steps that set the pace (and where the batch is the episode's own steps, its
@@ -311,7 +315,7 @@ def _holds(stmt: ast.stmt, node: ast.AST) -> bool:
     return any(inner is node for inner in ast.walk(stmt))
 
 
-def _branch_that_breaks(facts: ModuleFacts, call: ast.Call, loop: ast.AST) -> ast.If | None:
+def _branch_that_breaks(facts: ModuleFacts, call: ast.AST, loop: ast.AST) -> ast.If | None:
     """The ``if`` of ``loop``'s body (not of a loop inside it) that holds ``call`` and ends with
     ``break``: it runs once, when the loop ends (an episode's last step)."""
     for ancestor in facts.ancestors(call):
