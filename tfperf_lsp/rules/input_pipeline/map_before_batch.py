@@ -46,7 +46,10 @@ class MapBeforeBatch(Rule):
     (`tf.io.read_file`, `decode_jpeg`/`decode_png`, `encode_jpeg`, `parse_single_example`: there
     the batched form needs different ops, such as `parse_example`), after a map that decodes
     images or audio (the elements differ in shape until a later map resizes them), before `padded_batch`/`ragged_batch` (elements of
-    different shapes), and when another step sits between the map and the batch. When `f` is
+    different shapes), and when another step than a `shuffle` sits between the map and the batch
+    (`map(f).shuffle(n).batch(b)` is reported, without a fix: the shuffle does not look at the
+    elements, so `.shuffle(n).batch(b).map(f)` gives the same batches, its buffer holding the
+    elements before the map). When `f` is
     not provably batch-safe and calls code tfperf cannot see, or the batch is small (a literal
     below 8: `.batch(1)` saves almost nothing), or `f` indexes its element or a value made from
     it (`window[:-1]`, `x[0]`, `tf.strings.split(row)[0]`, `tf.gather(columns, [3, 5])`: on a
@@ -110,6 +113,10 @@ class MapBeforeBatch(Rule):
         model = pipelines(ctx)
         for step in model.maps():
             batch = next((c for c in step.children if c.method == "batch"), None)
+            shuffle = None
+            if batch is None:  # ``map(f).shuffle(n).batch(b)``: the shuffle does not look at the elements
+                shuffle = next((c for c in step.children if c.method == "shuffle" and len(c.children) == 1), None)
+                batch = next((c for c in shuffle.children if c.method == "batch"), None) if shuffle else None
             if batch is None:
                 continue
             fn = model.map_function(step)
@@ -124,7 +131,7 @@ class MapBeforeBatch(Rule):
                 continue  # decoded images differ in size: this map makes them batchable, it must come first
             label = function_label(step.call)
             b = ctx.source.segment(batch.call.args[0]) if batch.call.args else "..."
-            form = _form(ctx, model, step, batch) if fn.elementwise else None
+            form = _form(ctx, model, step, batch) if fn.elementwise and shuffle is None else None
             if form:
                 title = f"Batch first: .batch({b}).map({label})"
                 yield self.finding(
@@ -143,7 +150,12 @@ class MapBeforeBatch(Rule):
                 # slices its element (``window[:-1]``), which on a batch would slice the batch axis;
                 # it draws per-element random numbers (a call per batch would not); or a cache
                 # after the batch keeps the result, so the map runs in the first epoch only
-            if fn.random:
+            if shuffle is not None:
+                n = ctx.source.segment(shuffle.call.args[0]) if shuffle.call.args else "..."
+                message = (f"`map({label})` runs once per element before `.shuffle({n}).batch({b})`: if {label} accepts "
+                           f"batches, `.shuffle({n}).batch({b}).map({label})` makes one call per batch (and the shuffle "
+                           f"buffer holds the elements before the map)")
+            elif fn.random:
                 message = (f"`map({label})` runs once per element before `.batch({b})`; mapping whole batches would be "
                            f"faster, but {label} draws random numbers per element ({fn.random}), which a call on a "
                            f"batch would draw once per batch")
