@@ -56,8 +56,9 @@ class PerElementMap(Rule):
     variables. A `tf.map_fn` over `tf.range(k)`: its items are positions that `f` uses to
     index other tensors, and pfor must convert gathers and slices by a loop-variant index (it
     raised on `tf.gather(..., batch_dims=-1)`, measured). Matmuls are TFP401's. When the items are pieces of different shapes
-    (`tf.dynamic_partition`, `tf.split` by sizes), or a Python list filled item by item: there
-    is no tensor to vectorise over (for sums per partition, `tf.math.unsorted_segment_sum` is the
+    (`tf.dynamic_partition`, `tf.split` by sizes), or a Python list filled item by item, or
+    when `f` only reads each item's shape (`tf.stack([tf.shape(img) for img in images])`: the
+    shapes of images that differ, collected to pad them): there is no tensor to vectorise over (for sums per partition, `tf.math.unsorted_segment_sum` is the
     batched op).
 
     ## Fix
@@ -164,8 +165,8 @@ class PerElementMap(Rule):
         gen = values.generators[0]
         it = L.iteration(facts, gen.target, gen.iter) if not (gen.ifs or gen.is_async) else None
         elt = values.elt
-        if it is None or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL):
-            return None
+        if it is None or (isinstance(elt, ast.Call) and facts.qualname(elt.func) in _MATMUL | _SHAPE_QUERIES):
+            return None  # matmuls are TFP401's; shapes collected item by item are of items that differ in shape
         items = _item_nodes(elt, it)
         if not items:
             return None
@@ -310,6 +311,10 @@ def _atomic(text: str) -> bool:
         return False
     return isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
 
+
+# Shape queries: a comprehension of them collects the shapes of items that differ in shape (to pad
+# them, mtcnn's pad_stack_tf), and each costs nothing.
+_SHAPE_QUERIES = {"tensorflow.shape", "tensorflow.size", "tensorflow.rank", "tensorflow.shape_n"}
 
 # Calls that return a Python list of tensors whose shapes differ from piece to piece.
 _UNEVEN = {"tensorflow.dynamic_partition", "tensorflow.split", "tensorflow.ragged.constant"}
