@@ -39,24 +39,33 @@ def fit_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
     """Steps a ``fit(...)`` call runs, when its data rows, batch size and epochs are written
     down (literals or module-level numbers; ``batch_size`` defaults to 32, ``epochs`` to 1); None
     when any is unknown."""
-    if not isinstance(fit, ast.Call) or any(k.arg is None for k in fit.keywords):
+    per_epoch = epoch_steps_at_most(facts, fit)
+    if per_epoch is None or not isinstance(fit, ast.Call):
         return None
-    params = ["x", "y", "batch_size", "epochs"]
-    epochs = _int_or_default(facts, argument_for_parameter(fit, params, "epochs"), 1)
+    epochs = _int_or_default(facts, argument_for_parameter(fit, _FIT_PARAMS, "epochs"), 1)
     initial = _int_or_default(facts, _keyword(fit, "initial_epoch"), 0)
     if epochs is None or initial is None:
         return None
-    epochs -= initial
+    return per_epoch * max(epochs - initial, 0)
+
+
+_FIT_PARAMS = ["x", "y", "batch_size", "epochs"]
+
+
+def epoch_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
+    """Steps one epoch of a ``fit(...)`` call runs, when ``steps_per_epoch`` or its data rows and
+    batch size are written down; None when unknown."""
+    if not isinstance(fit, ast.Call) or any(k.arg is None for k in fit.keywords):
+        return None
     steps_per_epoch = _keyword(fit, "steps_per_epoch")
     if steps_per_epoch is not None:
-        steps = _int_constant(steps_per_epoch)
-        return None if steps is None else steps * max(epochs, 0)
-    batch_size = _int_or_default(facts, argument_for_parameter(fit, params, "batch_size"), 32)
-    data = argument_for_parameter(fit, params, "x")
+        return _int_constant(steps_per_epoch)
+    batch_size = _int_or_default(facts, argument_for_parameter(fit, _FIT_PARAMS, "batch_size"), 32)
+    data = argument_for_parameter(fit, _FIT_PARAMS, "x")
     rows = literal_rows(facts, data) if data is not None else None
     if rows is None or not batch_size:
         return None
-    return math.ceil(rows / batch_size) * max(epochs, 0)
+    return math.ceil(rows / batch_size)
 
 
 def few_steps(facts: ModuleFacts, fits: list[ast.expr], limit: int = FEW_RUNS) -> bool:
@@ -77,6 +86,9 @@ _DIMENSIONS = frozenset({"numpy.random.randn", "numpy.random.rand"})
 _SIZED = frozenset({"numpy.random.normal", "numpy.random.uniform", "numpy.random.randint", "numpy.random.choice",
                     "numpy.random.binomial", "numpy.random.poisson"})
 
+
+# Array and tensor constructors whose first argument may be the rows written out as a list.
+_FROM_LISTS = frozenset({"numpy.array", "numpy.asarray", "tensorflow.constant", "tensorflow.convert_to_tensor"})
 
 # Rows of the train and test splits that Keras' small built-in datasets load (``load_data()``).
 _KERAS_DATASET_ROWS = {"boston_housing": (404, 102), "mnist": (60000, 10000), "fashion_mnist": (60000, 10000),
@@ -102,6 +114,9 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.lower is None \
             and expr.slice.step is None and (stop := _int_constant(expr.slice.upper)) is not None and stop >= 0:
         return stop  # ``X_train[:64]``: at most 64 rows, whatever X_train holds
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and expr.slice.elts \
+            and isinstance(first := expr.slice.elts[0], ast.Slice) and first.lower is None and first.upper is None and first.step is None:
+        return literal_rows(facts, expr.value, depth + 1)  # ``data[:, 0]``: a column, every row
     if isinstance(expr, ast.BinOp) and isinstance(expr.right, ast.Constant) and isinstance(expr.right.value, (int, float)):
         return literal_rows(facts, expr.left, depth + 1)  # ``x[:1000] / 255.0``: the same rows
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
@@ -117,7 +132,7 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1:
             return _loaded_rows(facts, assignment.targets[0], assignment.value, expr.id, depth)
         return None
-    if isinstance(expr, ast.Call) and facts.qualname(expr.func) in ("numpy.array", "numpy.asarray") and expr.args \
+    if isinstance(expr, ast.Call) and facts.qualname(expr.func) in _FROM_LISTS and expr.args \
             and isinstance(expr.args[0], (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in expr.args[0].elts):
         return len(expr.args[0].elts)  # ``np.array([-1.0, 0.0, 1.0, 2.0])``
     if not isinstance(expr, ast.Call):
