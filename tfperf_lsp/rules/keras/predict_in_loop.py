@@ -846,6 +846,9 @@ def _a_dataset(facts: ModuleFacts, x: ast.expr) -> bool:
 _DATASET_LOADERS = ("dataset_from_directory", "dataset_from_array")
 
 
+_DRAWS_RECORDS = frozenset({"random.sample", "random.choices"})
+
+
 def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> bool:
     """``for x_true, y_true in data: model.predict(x_true)``: a loader that yields (inputs, labels)
     pairs, as evaluation loops over batch generators do; each ``predict`` gets a batch (padded to
@@ -858,14 +861,16 @@ def _inputs_of_yielded_pairs(facts: ModuleFacts, loop: ast.AST, x: ast.expr) -> 
     numbered = enumerated(iterable)
     if numbered is not None and isinstance(target, ast.Tuple) and len(target.elts) == 2:
         target, iterable = target.elts[1], numbered
-    if not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
-        return False
+    if not (isinstance(target, ast.Tuple) and 2 <= len(target.elts) <= 3):
+        return False  # (inputs, labels[, weights]); ``state, action, reward, next_state, done`` is a transition
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("enumerate", "zip"):
         return False
     if isinstance(iterable, ast.Name):
         iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
     if isinstance(iterable, ast.Call) and (_a_dataset(facts, iterable) or "dataset" in ast.unparse(iterable.func).lower()):
         return False  # ``for item, label in data.gen_dataset(...)``: one predict over the dataset
+    if isinstance(iterable, ast.Call) and facts.qualname(iterable.func) in _DRAWS_RECORDS:
+        return False  # ``random.sample(self.memory, 64)``: single records drawn from a replay memory
     first = target.elts[0]
     return isinstance(first, ast.Name) and first.id == x.id
 
