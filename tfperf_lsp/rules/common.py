@@ -372,7 +372,7 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
         elif depth > 0 and helper is None and (isinstance(func, ast.Name) or self_attribute(func)) \
-                and (inside := _model_call_blockers(facts, func, depth - 1)):
+                and (inside := own_method_blockers(facts, func, ("call",), depth - 1)):
             # ``loss = model(batch)`` with ``model = NCFModel()``, whose call() runs np.unique
             reasons.append(f"calls {ast.unparse(func)}(), whose call() {inside[0]}")
         elif depth > 0 and isinstance(func, ast.Attribute) and (counter := _python_counter(facts, func.attr)):
@@ -397,13 +397,14 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     return sorted(set(reasons))
 
 
-def _model_call_blockers(facts: ModuleFacts, func: ast.expr, depth: int) -> list[str]:
-    """What is not graph-safe in the ``call`` method of the file's class whose object ``func``
-    holds (a Keras model or layer subclassed here)."""
+def own_method_blockers(facts: ModuleFacts, holder: ast.expr, names: tuple[str, ...], depth: int = 1) -> list[str]:
+    """What is not graph-safe (``graph_blockers``) in the methods ``names`` (``call``,
+    ``train_step``) of the file's class whose object ``holder`` holds: a Keras model or layer
+    subclassed here (``model = NCFModel()``)."""
     for cls in facts.classes:
-        call = next((s for s in cls.body if isinstance(s, FunctionNode) and s.name == "call"), None)
-        if call is not None and facts.built_from_class(func, cls):
-            return graph_blockers(facts, call, depth)
+        methods = [s for s in cls.body if isinstance(s, FunctionNode) and s.name in names]
+        if methods and facts.built_from_class(holder, cls):
+            return sorted({reason for method in methods for reason in graph_blockers(facts, method, depth)})
     return []
 
 

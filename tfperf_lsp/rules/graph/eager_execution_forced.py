@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_names
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import graph_blockers
+from tfperf_lsp.rules.common import own_method_blockers
 from tfperf_lsp.rules.context import RuleContext
 
 _RUN_FUNCTIONS_EAGERLY = frozenset({"tensorflow.config.run_functions_eagerly",
@@ -229,14 +229,10 @@ def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None
 
 def _needs_eager_steps(facts: ModuleFacts, model: ast.expr) -> bool:
     """``model`` is an object of a Keras model class of this file whose ``train_step`` or
-    ``call`` is not graph-safe (``graph_blockers``: it draws with NumPy through a replay buffer,
-    keeps a Python list of tensors): traced, the draws would freeze and the list would hold
-    symbolic tensors, so ``run_eagerly=True`` is what makes it work."""
-    for cls in facts.classes:
-        methods = [s for s in cls.body if isinstance(s, FunctionNode) and s.name in ("train_step", "call")]
-        if methods and facts.built_from_class(model, cls):
-            return any(graph_blockers(facts, method) for method in methods)
-    return False
+    ``call`` is not graph-safe (it draws with NumPy through a replay buffer, keeps a Python list
+    of tensors): traced, the draws would freeze and the list would hold symbolic tensors, so
+    ``run_eagerly=True`` is what makes it work."""
+    return bool(own_method_blockers(facts, model, ("train_step", "call")))
 
 
 def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:
