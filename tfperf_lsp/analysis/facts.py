@@ -92,6 +92,8 @@ class ModuleFacts:
         # Kept here, not on the statements: a walk holds its statement (as a parent, a def...),
         # and a tree whose nodes point back at it would wait for the cycle collector.
         self.statement_walks: dict[ast.stmt, _Walk] = {}
+        # The earlier version's statements this one replaced, with their walks (statement by statement only).
+        self._replaced: list[tuple[ast.stmt, _Walk]] = []
         # The one full traversal: parents, the node lists rules need, module-level assignments.
         walk = _Walk(tree) if known_walks is None else self._walk_statements(known_walks, known_parents)
         self._parents = walk.parents
@@ -126,8 +128,8 @@ class ModuleFacts:
         if carry and known_imports is not None and self.imports.resolves_like(known_imports):
             # the same imports: an earlier version's answers hold for the statements it shares
             self.imports.reuse_answers(known_imports, kept=kept)
-        if known_walks:
-            self._forget_replaced(known_walks)
+        if carry:
+            self._forget_replaced()
         self._traced_elsewhere: dict[ast.AST, TFFunction] = {}
         self._find_tf_functions()
 
@@ -135,18 +137,12 @@ class ModuleFacts:
         """Each node's parent (what the next version's facts copy: ``known_parents``)."""
         return self._parents
 
-    def _forget_replaced(self, known_walks: Mapping[ast.stmt, _Walk]) -> None:
+    def _forget_replaced(self) -> None:
         """Drop the carried answers for the nodes of the statements this version replaced: they
         would keep the old statements alive (a keystroke's def, each time) until the caches hit
         their bound and start empty, a keystroke that pays for every node again."""
-        caches: list[dict[ast.AST, Any]] = [self.structure.function_of, self.structure.loops_of, self.imports.reused_answers()]
-        for stmt, walk in known_walks.items():
-            if stmt in self.statement_walks:
-                continue
-            for cache in caches:
-                cache.pop(stmt, None)
-                for node in walk.parents:
-                    cache.pop(node, None)
+        for cache in (self.structure.function_of, self.structure.loops_of, self.imports.reused_answers()):
+            _forget_nodes(cache, self._replaced)
 
     @cached_property
     def attribute_names(self) -> set[str]:
@@ -170,16 +166,13 @@ class ModuleFacts:
                 walked.append((stmt, walk))
             self.statement_walks[stmt] = walk
             walks.append(walk)
+        self._replaced = [(stmt, walk) for stmt, walk in known_walks.items() if stmt not in self.statement_walks]
         merged = _Walk(None)
         if known_parents is not None and known_walks:
             # The last version's parents hold for the statements both share (a move shifts line
             # numbers, not parents): copy them, drop the replaced statements', add the new ones'.
             merged.parents = known_parents.copy()
-            for stmt, walk in known_walks.items():
-                if stmt not in self.statement_walks:
-                    merged.parents.pop(stmt, None)
-                    for node in walk.parents:
-                        merged.parents.pop(node, None)
+            _forget_nodes(merged.parents, self._replaced)
             for stmt, walk in walked:
                 merged.parents.update(walk.parents)
             merged.parents.update(dict.fromkeys(body, self.tree))  # this version's module object
@@ -855,6 +848,14 @@ def parameter_names(fn: ast.AST) -> set[str]:
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
     return names
+
+
+def _forget_nodes(cache: dict[ast.AST, Any], statements: list[tuple[ast.stmt, _Walk]]) -> None:
+    """Remove from ``cache`` each of ``statements`` and every node below it (its walk's parents)."""
+    for stmt, walk in statements:
+        cache.pop(stmt, None)
+        for node in walk.parents:
+            cache.pop(node, None)
 
 
 class NodeStructure:
