@@ -186,6 +186,9 @@ def _cold(ctx: RuleContext, finding: Finding) -> bool:
     # Code shown, never run (``print(tf.autograph.to_code(f.python_function))``, f called nowhere).
     if ctx.hot.in_code_only_shown(line):
         return True
+    since = getattr(rule_by_code(finding.code), "since_tf", None)
+    if since is not None and ctx.tensorflow_pinned_below(since):
+        return True  # the project runs an older TensorFlow, where the advice does not hold
     if finding.category not in _PERFORMANCE:
         return False  # correctness traps matter in all other code, run once or not
     # A def the file calls only in commented-out code (``# agent.test()``): turned off.

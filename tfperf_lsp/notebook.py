@@ -32,6 +32,20 @@ _TF1_MAGIC = re.compile(r"^\s*%tensorflow_version\s+1\b")
 TF1_MAGIC_MASK = MASK + ": %tensorflow_version 1.x"
 
 
+# ``!pip install tensorflow-gpu==2.0.0``: the TensorFlow the notebook runs on, kept in its mask
+# for analysis.pins (advice about later APIs is wrong there).
+_TF_INSTALL = re.compile(r"^\s*[!%]\s*pip3?\s+install\b[^#\n]*\btensorflow", re.IGNORECASE)
+
+
+def _mask(line: str) -> str:
+    """What replaces an IPython line: MASK, saying what analysis reads from it."""
+    if _TF1_MAGIC.match(line):
+        return TF1_MAGIC_MASK
+    if _TF_INSTALL.match(line):
+        return f"{MASK}: {line.strip().lstrip('!%').strip()}"
+    return MASK
+
+
 class NotebookError(ValueError):
     """The file is not a readable nbformat 4 notebook (one line for the user)."""
 
@@ -218,7 +232,7 @@ def _assemble(notebook: Notebook) -> None:
                                      or cell.automagic and _AUTOMAGIC.match(text) and not _parses(text.strip())):
                 continued = text.rstrip().endswith("\\")
                 cell.masked_lines.add(number)
-                masked.append(text[: len(text) - len(text.lstrip())] + (TF1_MAGIC_MASK if _TF1_MAGIC.match(text) else MASK))
+                masked.append(text[: len(text) - len(text.lstrip())] + _mask(text))
             else:
                 python.read(text)
                 masked.append(text)

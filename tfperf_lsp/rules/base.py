@@ -57,7 +57,8 @@ class Example:
 
 
 
-def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False, needs_tf2: bool = False) -> str:
+def _with_general_silences(docs: str, category: str, graph_mode_too: bool = False, needs_tf2: bool = False,
+                           since_tf: tuple[int, int] | None = None) -> str:
     """Add, at the end of "When it stays silent", where every rule (of the category) is silent
     (the engine applies it: engine._cold, analysis/hotness.py)."""
     text = ("Like every rule, it stays silent in test code (test modules, `TestCase` classes, "
@@ -81,6 +82,12 @@ def _with_general_silences(docs: str, category: str, graph_mode_too: bool = Fals
                  "`tf.train.AdamOptimizer` or `tf.placeholder`, the multi-backend Keras's `keras.engine.topology`, "
                  "or a notebook's `%tensorflow_version 1.x`): "
                  "the TensorFlow 2 APIs its advice names are not there")
+    if since_tf is not None:
+        version = f"{since_tf[0]}.{since_tf[1]}"
+        text += (f", and in a project that pins TensorFlow older than {version} (`tensorflow==2.3.1` or `<{version}` "
+                 "in the `requirements*.txt`, `environment.yml`, `setup.py`, `setup.cfg`, `pyproject.toml` or `Pipfile` "
+                 "of the file's folder or a folder above it, or a notebook's `!pip install tensorflow==...`): "
+                 f"its advice holds from TensorFlow {version}")
     marker = "\n## Fix"
     if marker in docs:
         head, tail = docs.split(marker, 1)
@@ -111,6 +118,9 @@ class Rule:
     # The fix names TensorFlow 2 APIs (``tf.vectorized_map(..., fallback_to_while_loop=...)``):
     # silent in code written for TensorFlow 1, as the categories of TF2_API_ADVICE_CATEGORIES are.
     needs_tf2: ClassVar[bool] = False
+    # The TensorFlow release from which the advice holds (``reduce_retracing`` came in 2.9):
+    # silent in a project that pins an older one (analysis/pins.py, engine._cold).
+    since_tf: ClassVar[tuple[int, int] | None] = None
     # What ``tfperf bench`` times for this rule's findings (see ``Benchmark``).
     benchmark: ClassVar[Benchmark] = "rewrite"
 
@@ -159,7 +169,8 @@ class Rule:
         ``fixed_example`` (the first invalid example after the fix: engine.rule_docs computes it)
         as "Use instead"."""
         parts = [f"# {cls.code} {cls.name}", "", f"*Category:* `{cls.category}` · *Severity:* {cls.severity.value}", ""]
-        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category, cls.graph_mode_too, cls.needs_tf2))
+        parts.append(_with_general_silences(textwrap.dedent(cls.docs).strip(), cls.category, cls.graph_mode_too, cls.needs_tf2,
+                                             cls.since_tf))
         parts += ["", f"TensorFlow guide: {cls.doc_url}"]
         if cls.invalid:
             parts += ["", "## Example"]

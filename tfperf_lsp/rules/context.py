@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from tfperf_lsp.analysis import pins
 from tfperf_lsp.analysis.facts import ModuleFacts
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.source import SourceText
@@ -48,7 +49,18 @@ class RuleContext:
         result: T = self._derived[compute]
         return result
 
+    def tensorflow_pinned_below(self, version: tuple[int, int]) -> bool:
+        """Whether the project pins TensorFlow to releases older than ``version`` (its
+        requirements, a notebook's ``!pip install``: analysis/pins.py)."""
+        newest = self.derived(_newest_pinned_tensorflow)
+        return newest is not None and newest < version
+
     def derived_if_computed(self, compute: Callable[[RuleContext], T]) -> T | None:
         """What ``derived(compute)`` returned in this analysis, None if no rule asked for it."""
         result: T | None = self._derived.get(compute)
         return result
+
+
+def _newest_pinned_tensorflow(ctx: RuleContext) -> tuple[int, int] | None:
+    roots = tuple(ctx.workspace.roots) if ctx.workspace is not None else ()
+    return pins.newest_pinned(ctx.source.text, ctx.path, roots)

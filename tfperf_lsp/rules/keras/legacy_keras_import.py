@@ -34,6 +34,7 @@ _GONE_IN_3 = {"DenseFeatures", "CuDNNLSTM", "CuDNNGRU", "ThresholdedReLU", "Loca
 
 class LegacyKerasImport(Rule):
     code = "TFP804"
+    since_tf = (2, 6)  # before it, this path was tf.keras itself (Keras left TensorFlow in 2.6)
     name = "legacy-keras-import"
     category = "keras"
     severity = Severity.WARNING

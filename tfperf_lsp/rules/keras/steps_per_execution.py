@@ -31,6 +31,7 @@ FEW_EPOCH_STEPS = 8
 
 class StepsPerExecution(Rule):
     code = "TFP805"
+    since_tf = (2, 4)  # compile(steps_per_execution=) came in TensorFlow 2.4 (experimental_ before)
     name = "steps-per-execution"
     category = "keras"
     severity = Severity.INFORMATION

@@ -16,6 +16,7 @@ _FIX_TITLE = "Rename to reduce_retracing="
 
 class DeprecatedRelaxShapes(Rule):
     code = "TFP106"
+    since_tf = (2, 9)  # reduce_retracing, which the fix names, came in TensorFlow 2.9
     name = "deprecated-relax-shapes"
     category = "retrace"
     severity = Severity.WARNING

@@ -24,6 +24,7 @@ class PerElementMap(Rule):
     code = "TFP403"
     graph_mode_too = True  # vectorized_map batches a map_fn in a TensorFlow 1 graph as well
     needs_tf2 = True  # ... but fallback_to_while_loop, which the fix passes, came in TensorFlow 2.3
+    since_tf = (2, 3)
     name = "per-element-map"
     category = "vectorize"
     severity = Severity.WARNING

@@ -16,6 +16,7 @@ _FIX_TITLE = "Rename to jit_compile="
 
 class DeprecatedExperimentalCompile(Rule):
     code = "TFP505"
+    since_tf = (2, 5)  # jit_compile, which the fix names, came in TensorFlow 2.5
     name = "deprecated-experimental-compile"
     category = "xla"
     severity = Severity.WARNING
