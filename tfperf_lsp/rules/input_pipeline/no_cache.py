@@ -12,7 +12,8 @@ from tfperf_lsp.rules.common import holds_pretrained_model
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._mapfn import function_label
 from tfperf_lsp.analysis.astutil import int_value, keyword
-from tfperf_lsp.rules.input_pipeline._pipeline import Consumer, Pipelines, Step, maps_whole_batches, pipelines, takes_few
+from tfperf_lsp.rules.input_pipeline._astutil import parameter
+from tfperf_lsp.rules.input_pipeline._pipeline import PREVIEW, Consumer, Pipelines, Step, maps_whole_batches, pipelines, takes_few
 
 _WHERE = {"for": "a loop iterates it again each epoch", "fit": "fit trains on it for several epochs",
           "iter": "it is iterated repeatedly", "argument": "it is iterated repeatedly"}
@@ -50,7 +51,10 @@ class NoCache(Rule):
     every epoch); when the dataset is iterated once (a `repeat()` read by `fit(..., epochs=1)`
     or `evaluate` is read once too: it only lets Keras count `steps_per_epoch`; so is one read
     by a loop that breaks after its first batch, or that reads a few batches of it with `take(n)`,
-    a preview), or rebuilt inside the epoch loop.
+    a preview), or rebuilt inside the epoch loop. When an iterator of the repeated dataset is
+    read only by `next()`, once, now and then (`if step % interval == 0:`) or a few times (`for _
+    in range(5)`), as a test set
+    drawn from to show samples during training: it never comes round to a second pass.
     When the map runs in parallel (`num_parallel_calls`), a `prefetch` follows, and `fit` trains
     a network from Keras' applications or TF Hub on it: the decode overlaps with a step of many
     convolutions, which sets the pace, so a cache would save CPU time, not training time.
@@ -243,7 +247,7 @@ def _repeated_consumer(ctx: RuleContext, model: Pipelines, step: Step) -> Consum
         if consumer.epochs:
             return consumer
         if any(s.method == "repeat" and _repeats(ctx, s) for s in after) and not _one_pass(ctx, consumer) \
-                and not takes_few(consumer.step, step):
+                and not takes_few(consumer.step, step) and not _iterator_sampled_rarely(ctx, consumer):
             return _Repeat()  # (``for x, y in ds.repeat().take(1)``: a preview reads one batch)
     return validating
 
@@ -308,6 +312,67 @@ def _one_pass(ctx: RuleContext, consumer: Consumer) -> bool:
         return True  # evaluate / predict: one pass
     epochs = keyword(call, "epochs")
     return epochs is None or int_value(ctx.facts, epochs) == 1
+
+
+def _iterator_sampled_rarely(ctx: RuleContext, consumer: Consumer) -> bool:
+    """``iter(ds.repeat())`` whose every ``next()`` runs once, now and then in a loop (under
+    ``if step % interval == 0``) or a few times (``for _ in range(5)``): a test set drawn from to show a few samples during training
+    never comes round to a second pass, whatever the repeat allows (judged wrong on pix2pix and
+    CycleGAN notebooks). Not when the iterator is read any other way or cannot be followed."""
+    call = consumer.node
+    if consumer.kind != "iter" or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                                       and call.func.id == "iter"):
+        return False
+    facts = ctx.facts
+    where = _iterator_binding(ctx, call)
+    if where is None:
+        return False
+    scope, name = where
+    reads = []
+    for node in facts.names.get(name, ()):
+        if isinstance(node.ctx, ast.Load) and facts.enclosing_function(node) is scope:
+            parent = facts.parent(node)
+            if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
+                    and parent.args and parent.args[0] is node):
+                return False  # handed on, looped over, zipped...: read how often is not known
+            reads.append(parent)
+    return bool(reads) and all(not facts.enclosing_loops(read) or _now_and_then(facts, read)
+                               or ctx.hot.runs_few_times([read], PREVIEW) for read in reads)
+
+
+def _iterator_binding(ctx: RuleContext, call: ast.Call) -> tuple[ast.AST | None, str] | None:
+    """Where ``iter(ds)`` is kept: (its def, or None at module level; the name), from ``it =
+    iter(ds)`` or a def called once with it as an argument (``gan.train(iter(train), iter(test))``)."""
+    facts = ctx.facts
+    parent = facts.parent(call)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        scope = facts.enclosing_function(call)
+        if scope is not None and facts.is_called_repeatedly(scope):
+            return None
+        if facts.enclosing_loops(call):
+            return None
+        return scope, parent.targets[0].id
+    if isinstance(parent, ast.Call) and call in parent.args and isinstance(parent.func, (ast.Name, ast.Attribute)):
+        fn = facts.resolve_def(parent.func, parent)
+        if fn is None and isinstance(parent.func, ast.Attribute):  # ``gan = Pix2Pix(); gan.train(...)``
+            fn = next((method for cls, method in facts.methods_named(parent.func.attr)
+                       if facts.built_from_class(parent.func.value, cls)), None)
+        param = parameter(fn, parent.args.index(call)) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if param is None or facts.enclosing_loops(parent) or facts.is_called_repeatedly(fn):
+            return None
+        return fn, param
+    return None
+
+
+def _now_and_then(facts, node: ast.AST) -> bool:
+    """``node`` runs under an ``if`` on a remainder (``if i % interval == 0:``) in its loop."""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        if isinstance(ancestor, ast.If) and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                                                for n in ast.walk(ancestor.test)):
+            return True
+    return False
 
 
 def _repeats(ctx: RuleContext, step: Step) -> bool:
