@@ -12,7 +12,8 @@ from typing import TypeGuard
 from tfperf_lsp.analysis.astutil import first_line, int_value
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, walk_same_scope
-from tfperf_lsp.analysis.models import calls_pretrained_model, definition_builds_on_pretrained, holds_pretrained
+from tfperf_lsp.analysis.models import (calls_pretrained_model, creates_model, definition_builds_on_pretrained,
+                                        holds_pretrained, is_model_name)
 from tfperf_lsp.analysis.source import SourceText
 from tfperf_lsp.model import Edit, Fix, Pos, Span
 from tfperf_lsp.rules.context import RuleContext
@@ -386,6 +387,11 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls .{func.attr}() (fails in a tf.function)")
         elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
             reasons.append(f"calls {func.id}()")
+        elif isinstance(func, ast.Name) and func.id in ("zip", "enumerate") \
+                and (tensor := _tensor_iterated(facts, fn, node)) is not None:
+            # ``for pb, t in zip(probs, adv)`` over a model's output: Python iterates the tensor,
+            # which a graph refuses (OperatorNotAllowedInGraphError; AutoGraph converts only ``for x in t``)
+            reasons.append(f"iterates the tensor `{tensor}` with {func.id}() (not allowed in a graph)")
         elif isinstance(func, ast.Name) and func.id in ("float", "int", "bool") and node.args:
             reasons.append(f"converts a value with {func.id}()")
         elif qualname and qualname.split(".")[0] in ("numpy", "time", "random", "pandas"):
@@ -395,6 +401,59 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         ):
             reasons.append("appends to a list outside the function")
     return sorted(set(reasons))
+
+
+def _tensor_iterated(facts: ModuleFacts, fn: ast.AST, call: ast.Call) -> str | None:
+    """The name of an argument of ``zip(...)`` / ``enumerate(...)`` in ``fn`` that holds a tensor:
+    assigned in ``fn`` from a TensorFlow op or a model call, or a parameter every call of ``fn``
+    in the file passes such a value (a step passing its model's output to a loss helper)."""
+    for argument in call.args:
+        if isinstance(argument, ast.Name) and _holds_tensor(facts, fn, argument.id, depth=1):
+            return argument.id
+    return None
+
+
+def _holds_tensor(facts: ModuleFacts, fn: ast.AST, name: str, depth: int) -> bool:
+    assigned = facts.assignments_in(fn).get(name, [])
+    if assigned:
+        values = [a.value if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                  else None for a in assigned]
+        return all(value is not None and _makes_tensor(facts, fn, value, depth) for value in values)
+    if depth == 0 or not isinstance(fn, FunctionNode):
+        return False
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if name not in params:
+        return False
+    calls = facts.calls_by_def.get(fn, [])
+    passed = [argument_for(call, fn, name) for call in calls]
+    return bool(calls) and all(
+        value is not None and _makes_tensor(facts, facts.enclosing_function(call) or facts.tree, value, depth - 1)
+        for call, value in zip(calls, passed))
+
+
+# Where TensorFlow's ops are (``tf.nest``, ``tf.io.gfile``, ``tf.saved_model`` give Python values).
+_OP_NAMESPACES = {"math", "nn", "image", "linalg", "random", "signal", "strings", "bitwise", "audio"}
+# TensorFlow calls that give a Python list or tuple of tensors, which Python iterates as it is.
+_LIST_RESULTS = {"unstack", "split", "gradients", "meshgrid", "dynamic_partition", "unique", "unique_with_counts",
+                 "top_k", "moments", "shape_n", "py_function", "numpy_function"}
+
+
+def _makes_tensor(facts: ModuleFacts, scope: ast.AST, value: ast.expr, depth: int) -> bool:
+    """``value`` is a tensor: a TensorFlow op's result, a model's output (``self.actor(states)``),
+    or a name of ``scope`` that holds one (``depth`` more parameter hops allowed)."""
+    if isinstance(value, ast.Name):
+        return _holds_tensor(facts, scope, value.id, depth)
+    if not isinstance(value, ast.Call):
+        return False
+    parts = (facts.qualname(value.func) or "").split(".")
+    if parts[0] == "tensorflow" and len(parts) in (2, 3):
+        op = parts[-1]
+        return (len(parts) == 2 or parts[1] in _OP_NAMESPACES) and op not in _LIST_RESULTS \
+            and not op[:1].isupper()  # not tf.GradientTape(), tf.TensorArray()
+    func = value.func
+    if self_attribute(func):
+        return any(creates_model(facts, made) for made in facts.self_attribute_values(func))
+    return isinstance(func, ast.Name) and is_model_name(facts, func)
 
 
 def own_method_blockers(facts: ModuleFacts, holder: ast.expr, names: tuple[str, ...], depth: int = 1) -> list[str]:
