@@ -357,7 +357,9 @@ def _iterator_binding(ctx: RuleContext, call: ast.Call) -> tuple[ast.AST | None,
         if fn is None and isinstance(parent.func, ast.Attribute):  # ``gan = Pix2Pix(); gan.train(...)``
             fn = next((method for cls, method in facts.methods_named(parent.func.attr)
                        if facts.built_from_class(parent.func.value, cls)), None)
-        param = parameter(fn, parent.args.index(call)) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if fn is None:
+            return None
+        param = parameter(fn, parent.args.index(call))
         if param is None or facts.enclosing_loops(parent) or facts.is_called_repeatedly(fn):
             return None
         return fn, param
