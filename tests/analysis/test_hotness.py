@@ -261,3 +261,32 @@ def test_a_name_the_def_binds_once_to_a_number_counts_its_loop_and_shadows_a_mod
     assert hot.runs_at_most(generate) == 400  # its own 200, not the module's 100000, twice
     assert hot.runs_at_most(train) == 100000  # no local: the module-level name
     assert hot.runs_at_most(rebound) is None  # bound twice: not a constant
+
+
+def test_a_grid_of_linspace_points_counts_its_points():
+    code = textwrap.dedent("""
+        import numpy as np
+        def plot(decoder, grid_size=5):
+            grid_x = np.linspace(-4, 4, grid_size)
+            grid_y = np.linspace(-4, 4, grid_size)[::-1]
+            for i, y in enumerate(grid_y):
+                for j, x in enumerate(grid_x):
+                    decoder(x, y)
+        def frames(size=10):
+            for t in list(np.linspace(0, 1, num=size)):
+                decoder(t)
+            for t in np.linspace(0, 1):
+                decoder(t)
+            for t in np.linspace(0, 1, size)[::2]:
+                decoder(t)
+        plot(m, grid_size=7)
+        frames()
+    """)
+    tree = ast.parse(code)
+    facts = ModuleFacts(tree, SourceText(code))
+    hot = HotCode(facts, None)
+    grid, listed, default, strided = (c for c in facts.calls if getattr(c.func, "id", "") == "decoder")
+    assert hot.runs_at_most(grid) == 49  # 7 x 7, reversed or not
+    assert hot.runs_at_most(listed) == 10
+    assert hot.runs_at_most(default) == 50  # numpy's default num
+    assert hot.runs_at_most(strided) is None  # every second point: not counted

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import cast
 
-from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value
+from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value, keyword
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
 from tfperf_lsp.analysis.versions import has_fallback, version_gated
@@ -678,7 +678,15 @@ class HotCode:
             window = iterable.slice
             if window.lower is None and window.step is None and window.upper is not None:
                 return self._int_constant(window.upper)
+            if window.lower is None and window.upper is None and _is_minus_one(window.step):
+                return self._iterable_count(iterable.value)  # ``np.linspace(-4, 4, n)[::-1]``: reversed
             return None
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("list", "reversed") \
+                and len(iterable.args) == 1 and not iterable.keywords:
+            return self._iterable_count(iterable.args[0])  # ``list(np.linspace(0, 1, size))``
+        if isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) == "numpy.linspace":
+            num = iterable.args[2] if len(iterable.args) > 2 else keyword(iterable, "num")
+            return self._int_constant(num) if num is not None else 50  # numpy's default
         if isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) == "random.sample" and len(iterable.args) == 2:
             return self._int_constant(iterable.args[1])  # ``random.sample(test_sentences, 10)``
         if not isinstance(iterable, ast.Call) or not iterable.args:
@@ -931,13 +939,18 @@ def _binds_only(assignment: ast.AST | None, name: str) -> bool:
 _GROWERS = frozenset({"append", "extend", "insert", "add", "update", "__setitem__"})
 
 
+def _is_minus_one(expr: ast.expr | None) -> bool:
+    return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant) \
+        and expr.operand.value == 1
+
+
 def _counted(value: ast.expr) -> bool:
     """An expression whose length ``_iterable_count`` can read: ``ds.take(5)``, ``random.sample(x, 10)``,
     ``rows[:10]``, ``range(10)``."""
     if isinstance(value, ast.Subscript):
         return isinstance(value.slice, ast.Slice)
     func = value.func if isinstance(value, ast.Call) else None
-    if isinstance(func, ast.Name) and func.id == "range":
+    if isinstance(func, ast.Name) and func.id == "range" or isinstance(func, ast.Attribute) and func.attr == "linspace":
         return True  # ``epochs = range(10)``, then ``for epoch in epochs``
     return (isinstance(func, ast.Attribute) and func.attr in ("take", "sample")
             and (func.attr == "take" or isinstance(func.value, ast.Name) and func.value.id == "random"))
