@@ -310,6 +310,8 @@ def _small(facts: ModuleFacts, nodes: Iterable[ast.AST]) -> str | None:
             return None  # Sequential([base_model, ...]): a model inside the model
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "add" and any(not isinstance(a, ast.Call) for a in node.args):
             return None  # model.add(base_model)
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "get_layer":
+            return None  # ``loaded.get_layer('keras_layer_1')``: another model's layer (a frozen ALBERT), size not visible
     if not layers or any(facts.enclosing_loops(layer) for layer, _ in layers):
         return None  # layers built in a loop: their number is not visible
     weighted = 0
