@@ -90,6 +90,8 @@ _TF1_ONLY = frozenset({
     "tensorflow.nn.static_rnn", "tensorflow.train.string_input_producer", "tensorflow.train.batch",
     "tensorflow.train.shuffle_batch", "tensorflow.data.make_one_shot_iterator",
     "tensorflow.image.resize_image_with_crop_or_pad",
+    # the cuDNN-only recurrent layers: TensorFlow 2's LSTM and GRU pick cuDNN themselves
+    "keras.layers.CuDNNGRU", "keras.layers.CuDNNLSTM",
 })
 
 
