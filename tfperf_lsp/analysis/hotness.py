@@ -135,6 +135,10 @@ def _project_root(path: str) -> str:
 # CPU): a step the code visibly runs at most this many times saves about a second at most, in
 # all, beside what the trace costs (real-code reviews judged 200-500-step demo loops not worth it).
 FEW_RUNS = 500
+# A def that runs once per epoch beside the training loop (a sample translated to watch progress)
+# may also run this many times in all after training, at module level (the test sentences): a
+# blink beside the training either way.
+FEW_EVALUATIONS = 100
 
 # A loop that decodes one sequence and stops at its end token (``if word == '<end>': return``)
 # runs once per token of that output: when its bound is not written down (``range(max_length)``
@@ -539,19 +543,18 @@ class HotCode:
         to show one sample), or from a loop that trains, on some of its iterations only (``if step
         == loader.steps_per_epoch: evaluate(loader_va)``): it runs once per epoch, or every N
         steps, a blink beside the steps. Calls at module level outside loops run once (the test
-        set's evaluation after training) and do not change that."""
+        set's evaluation after training), or in a loop over a few items written in the code (20
+        test sentences translated after training), and do not change that."""
         facts = self.facts
         fn = facts.enclosing_function(node)
         calls = facts.calls_by_def.get(fn, []) if fn is not None else []
         beside = False
         for call in calls:
             loops = facts.enclosing_loops(call)
-            if not loops and facts.enclosing_function(call) is None:
-                continue
-            if not loops or not (self.beside_a_training_loop(loops[0], call)
-                                 or self.on_some_iterations(call) and self.trains(loops[0])):
+            if loops and (self.beside_a_training_loop(loops[0], call) or self.on_some_iterations(call) and self.trains(loops[0])):
+                beside = True
+            elif not (facts.enclosing_function(call) is None and (not loops or self.runs_few_times([call], FEW_EVALUATIONS))):
                 return False
-            beside = True
         return beside
 
     def beside_a_training_loop(self, loop: ast.AST, node: ast.AST, through_steps: bool = True) -> bool:
