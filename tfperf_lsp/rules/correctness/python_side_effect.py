@@ -43,7 +43,8 @@ class PythonSideEffect(Rule):
     is used (a list's `append` returns None), the object has attributes no list has
     (`buffer.num_inserted`), or it was built by another class (`store = utils.UnrollStore(...)`,
     a `tf.Module` whose `append` is itself a tf.function that updates variables on every call).
-    A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
+    A `print` of Keras metric, loss or optimizer objects only (`print(valid_loss)`): their repr
+    is the same on every call. A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
     way to see when a function retraces) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
     what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
@@ -160,6 +161,8 @@ class PythonSideEffect(Rule):
                 return  # printed on purpose once per trace: the guide's way to see retracing
             if demonstrated():
                 return  # called by hand a few times: the cell's output shows when it prints
+            if _prints_keras_objects(facts, node):
+                return  # ``print(valid_loss)``: a metric's repr, the same on every call (tf.print would repeat it)
             fixable = _print_is_convertible(node)
             yield self.finding(
                 ctx, func,
@@ -204,6 +207,29 @@ class PythonSideEffect(Rule):
 
 def _demonstrates_tracing(ctx: RuleContext, fn: TFFunction, body: ast.AST) -> bool:
     return _called_by_hand(ctx, fn) or _prints_both_ways(ctx.facts, body)
+
+
+def _prints_keras_objects(facts: ModuleFacts, call: ast.Call) -> bool:
+    """Every argument of the ``print`` names a Keras metric, loss or optimizer object
+    (``valid_loss = tf.keras.metrics.Mean()``): what prints is its repr, the same at every call,
+    so once per trace shows all there is (a judge: ``tf.print`` would print it on every
+    validation batch); its value would need ``.result()``, a different line."""
+    if not call.args or call.keywords:
+        return False
+    for argument in call.args:
+        assignment = facts.reaching_assignment(argument) if isinstance(argument, ast.Name) else None
+        if assignment is None and isinstance(argument, ast.Name):
+            assigned = facts.module_assignments.get(argument.id, [])
+            assignment = assigned[0] if len(assigned) == 1 else None
+        value = getattr(assignment, "value", None)
+        qualname = facts.qualname(value.func) if isinstance(value, ast.Call) else None
+        if not (qualname and qualname.startswith(_KERAS_OBJECTS) and qualname.rsplit(".", 1)[-1][:1].isupper()):
+            return False
+    return True
+
+
+_KERAS_OBJECTS = ("keras.metrics.", "keras.losses.", "keras.optimizers.", "tensorflow.keras.metrics.",
+                  "tensorflow.keras.losses.", "tensorflow.keras.optimizers.")
 
 
 def _prints_both_ways(facts: ModuleFacts, body: ast.AST) -> bool:
