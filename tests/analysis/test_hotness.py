@@ -290,3 +290,34 @@ def test_a_grid_of_linspace_points_counts_its_points():
     assert hot.runs_at_most(listed) == 10
     assert hot.runs_at_most(default) == 50  # numpy's default num
     assert hot.runs_at_most(strided) is None  # every second point: not counted
+
+
+def test_a_while_loop_on_a_counter_counts_its_passes():
+    code = textwrap.dedent("""
+        i = 0
+        while i < 30:
+            if len(history) > 100:
+                model.predict(a)
+                i = i + 1
+            else:
+                model.predict(b)
+                i += 1
+        j = 0
+        while j < 30:
+            if ready():
+                model.predict(c)
+                j += 1
+        k = 5
+        while k <= 10:
+            model.predict(d)
+            k += 1
+            if k == 7:
+                continue
+    """)
+    tree = ast.parse(code)
+    facts = ModuleFacts(tree, SourceText(code))
+    hot = HotCode(facts, None)
+    a, b, c, d = (call for call in facts.calls if getattr(call.func, "attr", "") == "predict")
+    assert hot.runs_at_most(a) == hot.runs_at_most(b) == 30  # both branches count
+    assert hot.runs_at_most(c) is None  # a pass that does not count: any number of passes
+    assert hot.runs_at_most(d) is None  # a continue may skip the count

@@ -659,6 +659,8 @@ class HotCode:
                     return None
                 total *= count
             return total
+        if isinstance(loop, ast.While):
+            return self._counted_while(loop)
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None
         count = self._iterable_count(loop.iter)
@@ -666,6 +668,31 @@ class HotCode:
         if stop is not None and (count is None or stop < count):
             return stop
         return count
+
+    def _counted_while(self, loop: ast.While) -> int | None:
+        """``i = 0`` then ``while i < 30:`` whose every pass adds to ``i`` (``i = i + 1`` in each
+        branch of the body, no ``continue``): at most 30 passes. None for any other ``while``."""
+        test = loop.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Lt, ast.LtE))
+                and isinstance(test.left, ast.Name)) or loop.orelse:
+            return None
+        name, bound = test.left.id, self._int_constant(test.comparators[0])
+        if bound is None or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
+            return None
+        inside = set(ast.walk(loop))
+        stores = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if not stores or not all(_increment_of(self.facts.parent(n), name) for n in stores) \
+                or not _always_increments(loop.body, name):
+            return None
+        scope = self.facts.enclosing_function(loop)
+        assigned = self.facts.assignments_in(scope) if scope is not None else self.facts.module_assignments
+        before = [a for a in assigned.get(name, []) if a not in inside and getattr(a, "lineno", 0) < loop.lineno]
+        if len(before) != 1 or not isinstance(before[0], ast.Assign):
+            return None
+        start = before[0].value
+        if not (isinstance(start, ast.Constant) and type(start.value) is int):
+            return None
+        return max(0, bound - start.value + (1 if isinstance(test.ops[0], ast.LtE) else 0))
 
     def _iterable_count(self, iterable: ast.expr) -> int | None:
         iterable = enumerated(iterable) or iterable  # as many items as what it numbers
@@ -942,6 +969,29 @@ def _binds_only(assignment: ast.AST | None, name: str) -> bool:
 
 
 _GROWERS = frozenset({"append", "extend", "insert", "add", "update", "__setitem__"})
+
+
+def _increment_of(stmt: ast.AST | None, name: str) -> bool:
+    """``i += 1`` or ``i = i + 1`` (any positive literal step)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        step = stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp) \
+            and isinstance(stmt.value.op, ast.Add) and isinstance(stmt.value.left, ast.Name) and stmt.value.left.id == name:
+        step = stmt.value.right
+    else:
+        return False
+    return isinstance(step, ast.Constant) and type(step.value) is int and step.value >= 1
+
+
+def _always_increments(body: list[ast.stmt], name: str) -> bool:
+    """Every way through ``body`` runs an increment of ``name`` (in it, or in both branches of an ``if``)."""
+    for stmt in body:
+        if _increment_of(stmt, name):
+            return True
+        if isinstance(stmt, ast.If) and stmt.orelse and _always_increments(stmt.body, name) \
+                and _always_increments(stmt.orelse, name):
+            return True
+    return False
 
 
 def _is_minus_one(expr: ast.expr | None) -> bool:
