@@ -685,14 +685,12 @@ class ModuleFacts:
         work += [(fn.node, fn) for fn in self._traced_elsewhere.values() if fn.node is not None]
         while work:
             body, origin = work.pop()
-            for node in walk_nodes(body):
-                if isinstance(node, ast.Call):
-                    target = self.resolve_def(node.func, node)
-                    if target is not None and target not in found and target not in self._tf_function_by_def \
-                            and target not in self._traced_elsewhere \
-                            and not self._runs_eagerly_when_traced(target):
-                        found[target] = origin
-                        work.append((target, origin))
+            for node in calls_below(body):
+                target = self.resolve_def(node.func, node)
+                if target is not None and target not in found and target not in self._tf_function_by_def \
+                        and target not in self._traced_elsewhere and not self._runs_eagerly_when_traced(target):
+                    found[target] = origin
+                    work.append((target, origin))
         return found
 
     def _runs_eagerly_when_traced(self, fn_node: ast.AST) -> bool:
@@ -969,6 +967,18 @@ def walk_same_scope(node: ast.AST) -> list[ast.AST]:
     return [node, *below]
 
 
+def calls_below(node: ast.AST) -> list[ast.Call]:
+    """Every call inside ``node`` (nested defs included), in ``walk_nodes`` order. Kept on the node
+    as ``walk_same_scope`` keeps its list: ``traced_helpers`` reads every tf.function's body after
+    each keystroke, and a def the keystroke did not touch is the same object with the same calls."""
+    calls = node.__dict__.get(_CALLS_BELOW)
+    if calls is None:
+        calls = [n for n in walk_nodes(node) if isinstance(n, ast.Call) and n is not node]
+        setattr(node, _CALLS_BELOW, calls)
+    return [node, *calls] if isinstance(node, ast.Call) else calls
+
+
+_CALLS_BELOW = "_tfperf_calls_below"
 _SAME_SCOPE = "_tfperf_same_scope"
 _ASSIGNMENTS = "_tfperf_assignments"
 
