@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -506,6 +506,10 @@ class ModuleFacts:
         found = [call for name in names for call in index.get(name, ())]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         return found
+
+    def call_names(self) -> Iterable[str]:
+        """Every callee's last name in the module (``predict`` for ``model.predict(...)``)."""
+        return self._calls_by_last_name.keys()
 
     @cached_property
     def _calls_by_last_name(self) -> dict[str, list[ast.Call]]:

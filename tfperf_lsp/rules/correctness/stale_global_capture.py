@@ -281,6 +281,8 @@ _TRAINABLE_STORE = re.compile(r"\.trainable\s*=[^=]")
 def _trainable_stores(ctx: RuleContext) -> list[ast.Assign]:
     """The assignments ``x.trainable = ...`` of the module (once per analysis): the statements
     of the module's body on the lines a text search finds, walked."""
+    if ".trainable" not in ctx.source.text:
+        return []  # one search of the text, not of each line
     lines = [number + 1 for number, text in enumerate(ctx.source.lines) if ".trainable" in text
              and _TRAINABLE_STORE.search(text)]
     if not lines:

@@ -273,19 +273,10 @@ def _import_public(ctx: RuleContext, node: Import, text: str, whole: bool, title
 
 
 def _imports(facts: ModuleFacts) -> list[Import]:
-    """Every import statement: those that bind names, plus ``*`` imports at module level."""
+    """Every import statement: those that bind names, plus ``*`` imports outside defs and classes."""
     nodes: set[Import] = {n for n in facts.imports.import_nodes.values() if isinstance(n, (ast.Import, ast.ImportFrom))}
-    stack = list(facts.tree.body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
-            nodes.add(stmt)
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.extend(inner)
-        for handler in getattr(stmt, "handlers", []):
-            stack.extend(handler.body)
+    nodes.update(n for n in facts.imports.statements if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                 and facts.enclosing_function(n) is None and facts.enclosing_class(n) is None)
     return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
 
 

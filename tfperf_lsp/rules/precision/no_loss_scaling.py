@@ -98,7 +98,7 @@ class NoLossScaling(Rule):
             return
         facts = ctx.facts
         tapes = {facts.scope_of(item) for item in facts.with_items if facts.qualname(_callee(item.context_expr)) == "tensorflow.GradientTape"}
-        scaling = {facts.scope_of(c) for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr in _SCALING_CALLS}
+        scaling = {facts.scope_of(c) for c in facts.calls_named(*_SCALING_CALLS) if isinstance(c.func, ast.Attribute)}
         reported: set[ast.Call] = set()
         for call in facts.calls_named("apply_gradients"):
             func = call.func

@@ -202,7 +202,10 @@ def _training_loops(ctx: RuleContext) -> dict[ast.AST, dict[str, ast.AST | str]]
     loops: dict[ast.AST, dict[str, ast.AST | str]] = {}
     # ``model.train_step(...)`` on a parameter: a method that some class of this file compiles.
     compiled_methods = {fn.node.name for fn in facts.tf_functions if fn.owner_class is not None and fn.node is not None}
-    for call in facts.calls:
+    # the calls named like a step (by the index of call names, not a pass over every call)
+    named = [name for name in facts.call_names() if name in step_defs or name in OPTIMIZER_STEPS or (
+        ("step" in name or "Step" in name or "batch" in name or "Batch" in name) and _STEP_NAME.search(name))]
+    for call in facts.calls_named(*named):
         func = call.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None or not (name in step_defs or call in direct or (
