@@ -39,7 +39,7 @@ _REQUIREMENT = re.compile(rf"{_DISTRIBUTION}\s*(?:\[[^\]]*\])?\s*(?P<spec>{_SPEC
                           re.IGNORECASE)
 _ONE_SPECIFIER = re.compile(r"(===|==|~=|<=|>=|!=|<|>|=)\s*([0-9][0-9a-zA-Z.*+!-]*)")
 # A notebook's install line, as its mask keeps it: ``pip install -q tensorflow-gpu==2.0.0-alpha0``.
-_PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<args>.*)")
+_PIP_INSTALL = re.compile(r"pip3?[ \t]+install\b(?P<args>[^\n]*)")  # a literal first: a fast search
 _UNBOUNDED = (10**6, 10**6)  # no upper bound
 
 
@@ -47,7 +47,7 @@ def newest_pinned(text: str, path: str | None, roots: tuple[str, ...] = ()) -> V
     """The newest (major, minor) of TensorFlow the code's project allows, or None when nothing
     bounds its minor release (``tensorflow>=2.4``, ``tensorflow<3``). ``text``: the file's text
     (a notebook's ``pip install`` lines are read from it)."""
-    if "pip" in text:
+    if "install" in text:
         in_text = _loosest(_requirements_in_installs(text))
         if in_text is not None:
             return _known(in_text)
@@ -76,31 +76,43 @@ def _known(newest: Version) -> Version | None:
 
 
 def _requirements_in_installs(text: str) -> list[str]:
-    found: list[re.Match[str]] = []
-    for line in text.split("\n"):
-        if "pip" not in line or "tensorflow" not in line.lower():
-            continue
-        install = _PIP_INSTALL.search(line)
-        if install is not None:
-            found.extend(_REQUIREMENT.finditer(install.group("args")))
-    return [m.group(0) for m in found]
+    found = []
+    for install in _PIP_INSTALL.finditer(text):  # a search of the text, not a pass over its lines
+        if "tensorflow" in install.group("args").lower():
+            found.extend(m.group(0) for m in _REQUIREMENT.finditer(install.group("args")))
+    return found
 
 
 def _stamps(folder: str) -> tuple[tuple[str, int, int], ...]:
     """The folder's dependency files with their sizes and times: the cache key of what they pin."""
+    stamps = []
+    for name in _dependency_files(folder):
+        try:
+            stat = os.stat(os.path.join(folder, name))
+        except OSError:
+            continue
+        stamps.append((name, stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+def _dependency_files(folder: str) -> tuple[str, ...]:
+    """The names of the folder's dependency files, listed again only when the folder changes (its
+    time moves when a file is added or removed): a keystroke reads a few stats, not ``/tmp``."""
+    try:
+        changed = os.stat(folder).st_mtime_ns
+    except OSError:
+        return ()
+    return _listed(folder, changed)
+
+
+@lru_cache(maxsize=256)
+def _listed(folder: str, changed: int) -> tuple[str, ...]:
     try:
         names = os.listdir(folder)
     except OSError:
         return ()
-    stamps = []
-    for name in sorted(names):
-        if name in _EXACT or any(name.startswith(prefix) and name.endswith(suffix) for prefix, suffix in _PATTERNS):
-            try:
-                stat = os.stat(os.path.join(folder, name))
-            except OSError:
-                continue
-            stamps.append((name, stat.st_size, stat.st_mtime_ns))
-    return tuple(stamps)
+    return tuple(sorted(name for name in names if name in _EXACT
+                        or any(name.startswith(prefix) and name.endswith(suffix) for prefix, suffix in _PATTERNS)))
 
 
 @lru_cache(maxsize=256)
