@@ -76,7 +76,7 @@ def _known(newest: Version) -> Version | None:
 
 
 def _requirements_in_installs(text: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for install in _PIP_INSTALL.finditer(text):  # a search of the text, not a pass over its lines
         if "tensorflow" in install.group("args").lower():
             found.extend(m.group(0) for m in _REQUIREMENT.finditer(install.group("args")))
