@@ -63,7 +63,8 @@ class MapWithoutParallelCalls(Rule):
 
     ## When it stays silent
     When every loop that reads the pipeline sleeps on each iteration (`time.sleep(5)` to watch
-    images appear in TensorBoard): the sleep sets the pace, not the pipeline.
+    images appear in TensorBoard): the sleep sets the pace, not the pipeline. When a `.cache()`
+    follows the map (a map without random ops): it runs in the first epoch only.
     On a pipeline handed to a def of the file that times it (a benchmark of the serial form, as
     in the tf.data performance guide). With `num_parallel_calls` (keyword or second argument); for a stateless function that
     tfperf can see, unless the pipeline's options turn the automatic parallelisation off
@@ -192,6 +193,8 @@ class MapWithoutParallelCalls(Rule):
                 continue  # plain ops on whole batches: one vectorised call per batch, little to overlap
             if _draws_noise(fn):
                 continue  # a noise source (``from_tensors(0).repeat().map(lambda _: tf.random.normal(...))``)
+            if not fn.random and step.children and all(c.method in ("cache", "snapshot") for c in step.children):
+                continue  # ``.map(load).cache()``: it runs in the first epoch only, the cache serves the rest
             if model.only_previewed(step) or model.never_read(step) or model.benchmarked(step) or model.paced_by_sleep(step):
                 continue  # read a few elements to print them, or never, or timed on purpose, or by a loop that
                 # sleeps every iteration: its speed does not matter
