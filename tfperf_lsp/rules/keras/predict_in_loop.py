@@ -92,7 +92,9 @@ class PredictInLoop(Rule):
     then `predict(x)` to print the error), or only on some iterations (`if epoch == 0:`,
     `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a
     benchmark of `predict` itself: the same input every time, in a loop that reads a clock on each
-    iteration, and the warm-up loop right before it. For `predict` on a `tf.data` pipeline (built in
+    iteration, and the warm-up loop right before it. For rows predicted chunk by chunk outside a
+    training loop (`x[i * b:(i + 1) * b]`, or `x[i:i + b]` with `range(0, n, b)`, `b` above 32), and
+    a generator or `Sequence` read by workers (`workers=`, `use_multiprocessing=`). For `predict` on a `tf.data` pipeline (built in
     the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), with a
     `batch_size` above predict's default of 32 (`predict(chunk, batch_size=100)`: large inputs,
     batched on purpose), on the
@@ -237,6 +239,9 @@ class PredictInLoop(Rule):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             if _large_batch_size(facts, call):
                 continue  # ``predict(chunk, batch_size=100)``: large inputs, batched on purpose
+            if x is not None and _chunk_of_rows(facts, x) and not ctx.hot.trains(loops[0], through_steps=False):
+                continue  # ``predict(x[i * b:(i + 1) * b])`` chunk by chunk, not beside a training step: batched
+                # inference (each call pays its setup once per batch of rows, as predict itself would)
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
             # the weights change between calls: they cannot be joined (unless only another model
             # trains there: a DQN's target network predicts beside ``self.model.fit``)
@@ -392,12 +397,66 @@ def _called_every_step(ctx: RuleContext, fn: ast.AST, depth: int = 0) -> ast.Cal
 
 def _large_batch_size(facts: ModuleFacts, call: ast.Call) -> bool:
     """``predict(x, batch_size=100)``: the author batches a large input on purpose (a batch size
-    above predict's default of 32, or one the file does not write as a literal)."""
+    above predict's default of 32, or one the file does not write as a literal); or a Keras
+    generator or ``Sequence`` (``predict(gen, workers=4, use_multiprocessing=True)``), which
+    ``predict`` iterates batch by batch itself."""
+    if any(keyword(call, name) is not None for name in _GENERATOR_OPTIONS):
+        return True
     size = keyword(call, "batch_size")
     if size is None:
         return False
     value = int_value(facts, size)
     return value is None or value > SMALL_BATCH
+
+
+def _strides_by(facts: ModuleFacts, index: ast.Name, width: ast.expr) -> bool:
+    """``index`` is the variable of a loop around it that steps by ``width``: ``range(0, n, width)``."""
+    for loop in facts.enclosing_loops(index):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id == index.id:
+            it = loop.iter
+            return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+                and len(it.args) == 3 and ast.dump(it.args[2]) == ast.dump(width)
+    return False
+
+
+def _chunk_of_rows(facts: ModuleFacts, x: ast.expr | None, depth: int = 1) -> bool:
+    """``x[i:i + 128]``, ``x[i * batch_size:(i + 1) * batch_size]`` (a width not written as a
+    number of at most 32), or a list of such slices, also through the name it is bound to."""
+    if isinstance(x, ast.Name) and depth > 0:
+        return _chunk_of_rows(facts, getattr(facts.reaching_assignment(x), "value", None), depth - 1)
+    if isinstance(x, (ast.List, ast.Tuple)) and x.elts:
+        return all(_chunk_of_rows(facts, e, 0) for e in x.elts)
+    if not (isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Slice)):
+        return False
+    width = _chunk_width(facts, x.slice)
+    if width is None:
+        return False
+    rows = int_value(facts, width)
+    return rows is None or rows > SMALL_BATCH
+
+
+# ``predict`` options that only a generator or a ``keras.utils.Sequence`` input uses.
+_GENERATOR_OPTIONS = ("workers", "use_multiprocessing", "max_queue_size")
+
+
+def _chunk_width(facts: ModuleFacts, window: ast.Slice) -> ast.expr | None:
+    """The expression of how many rows ``x[i:i + 128]`` (or ``x[i * b:(i + 1) * b]``) takes."""
+    lower, upper = window.lower, window.upper
+    if window.step is not None or lower is None or upper is None:
+        return None
+    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and ast.dump(upper.left) == ast.dump(lower) \
+            and isinstance(lower, ast.Name) and _strides_by(facts, lower, upper.right):
+        return upper.right  # ``for i in range(0, n, 128): x[i:i + 128]`` (not a window sliding by one)
+    if isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Mult) and isinstance(upper, ast.BinOp) \
+            and isinstance(upper.op, ast.Mult) and ast.dump(lower.right) == ast.dump(upper.right):
+        return lower.right  # ``x[i * b:(i + 1) * b]``
+    return None
+    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and ast.dump(upper.left) == ast.dump(lower):
+        return int_value(facts, upper.right)  # ``x[i:i + 128]``
+    if isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Mult) and isinstance(upper, ast.BinOp) \
+            and isinstance(upper.op, ast.Mult) and ast.dump(lower.right) == ast.dump(upper.right):
+        return int_value(facts, lower.right)  # ``x[i * b:(i + 1) * b]``
+    return None
 
 
 def _fits_for_epochs(facts: ModuleFacts, fn: ast.AST) -> bool:
