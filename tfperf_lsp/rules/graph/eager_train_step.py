@@ -206,6 +206,9 @@ class EagerTrainStep(Rule):
                 continue  # fine-tuning a pretrained network (``TFDistilBert...from_pretrained``)
             if _after_each_rollout(ctx, [with_stmt]):
                 continue  # the tape of the branch that ends an episode: once per episode, on its steps
+            around = facts.enclosing_function(with_stmt)
+            if around is not None and tf_function_commented_out(ctx, around):
+                continue  # ``# @tf.function`` above the def that holds the loop: turned off on purpose
             reported.add(with_stmt)
             reported_loops.add(loops[0])
             blockers = graph_blockers(facts, with_stmt)
