@@ -175,7 +175,8 @@ class PythonSideEffect(Rule):
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _outlives_call(func.value, local) \
                 and not (isinstance(func.value, ast.Name) and initialised_once(ctx.facts, node, func.value.id)) \
                 and not _not_a_python_container(ctx.facts, node, func.value) \
-                and not (isinstance(func.value, ast.Name) and _asserted(ctx.facts, func.value.id)):
+                and not (isinstance(func.value, ast.Name) and _asserted(ctx.facts, func.value.id)) \
+                and not _rebound_in_function_first(ctx.facts, node, func.value):
             yield self.finding(
                 ctx, node,
                 f"`{ctx.source.segment(func)}` in `{name}` runs once, while tracing: use a `tf.TensorArray` "
@@ -310,6 +311,24 @@ def _use_tf_print(ctx: RuleContext, print_name: ast.Name) -> Fix:
     span = ctx.source.span(print_name)
     alias, extra = tf_alias(ctx, span.start.line)
     return Fix(_FIX_TITLE, (Edit(span, f"{alias}.print"), *extra))
+
+
+def _rebound_in_function_first(facts: ModuleFacts, call: ast.Call, receiver: ast.expr) -> bool:
+    """``self.variables = self.model.trainable_variables`` earlier in the same def, then
+    ``self.variables.extend(...)``: a list the function builds anew on every trace (the variables
+    it hands to ``tape.gradient``), not one that piles up across calls."""
+    if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)):
+        return False
+    fn = facts.enclosing_function(call)
+    if fn is None:
+        return False
+    target = _without_context(receiver)
+    return any(isinstance(node, ast.Assign) and node.lineno < call.lineno
+               and any(_without_context(t) == target for t in node.targets) for node in walk_same_scope(fn))
+
+
+def _without_context(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=False).replace("Load()", "").replace("Store()", "")
 
 
 def _outlives_call(target: ast.AST, local: set[str]) -> bool:
