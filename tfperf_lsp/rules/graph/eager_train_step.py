@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from functools import partial
 from typing import Iterator, Sequence
 
@@ -41,7 +42,8 @@ class EagerTrainStep(Rule):
 
     ## When it stays silent
     When the step is already a tf.function (or called from one), and when it is not called
-    repeatedly. When the step is library code that this file does not run itself (a method of
+    repeatedly. When the loop reads a name the file never defines (`for x, y in main_dataset:`, a
+    guide's snippet that cannot run as it is), or its def has `# @tf.function` commented out. When the step is library code that this file does not run itself (a method of
     an agent or trainer class, not reached from module-level code or `main()`): its callers may
     trace it (tf_agents wraps `_train` in a tf.function); but a library def whose own loop runs
     the step and reads values back to Python (`loss.numpy()` or `print` for a progress bar, as
@@ -209,6 +211,8 @@ class EagerTrainStep(Rule):
             around = facts.enclosing_function(with_stmt)
             if around is not None and tf_function_commented_out(ctx, around):
                 continue  # ``# @tf.function`` above the def that holds the loop: turned off on purpose
+            if _iterates_an_undefined_name(facts, loops[0]):
+                continue  # ``for x, y in main_dataset:`` with ``main_dataset`` defined nowhere: an illustration
             reported.add(with_stmt)
             reported_loops.add(loops[0])
             blockers = graph_blockers(facts, with_stmt)
@@ -263,6 +267,24 @@ def _fixed_shapes(call: ast.Call) -> bool:
         return False
     dims = [n for n in ast.walk(shapes) if not isinstance(n, (ast.Tuple, ast.List, ast.Load))]
     return bool(dims) and all(isinstance(n, ast.Constant) and isinstance(n.value, int) and n.value >= 0 for n in dims)
+
+
+def _iterates_an_undefined_name(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """A module-level loop over a name the file never binds (no assignment, import, def or star
+    import): a snippet copied from a guide to show the idea (``for x, y in main_dataset:`` with
+    ``loss_fn_head1`` and ``optimizer`` undefined too), which cannot run as it is."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or facts.enclosing_function(loop) is not None:
+        return False
+    root = loop.iter
+    while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if not isinstance(root, ast.Name) or root.id in dir(builtins):
+        return False
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in facts.imports.statements):
+        return False
+    bound = root.id in facts.imports.bindings or root.id in facts.module_defs \
+        or any(not isinstance(use.ctx, ast.Load) for use in facts.names.get(root.id, []))
+    return not bound
 
 
 def _library_loop_no_caller_can_trace(ctx: RuleContext, loop: ast.AST) -> bool:
