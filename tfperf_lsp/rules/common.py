@@ -93,10 +93,23 @@ def calls_pretrained(ctx: RuleContext, body: ast.AST) -> bool:
     return calls_pretrained_model(ctx.facts, body, also=also)
 
 
-def holds_pretrained_model(ctx: RuleContext, expr: ast.expr) -> bool:
+def holds_pretrained_model(ctx: RuleContext, expr: ast.expr, depth: int = 1) -> bool:
     """``expr`` (``model``, ``self.model``) holds a network that is or wraps a pretrained one,
-    built in this file (``holds_pretrained``) or by a builder imported from the project."""
-    return holds_pretrained(ctx.facts, expr) or built_on_imported_pretrained(ctx, expr)
+    built in this file (``holds_pretrained``) or by a builder imported from the project; or
+    ``expr`` is a parameter of a def that every call in the file passes such a network
+    (``train_and_save_model(model, ...)`` with ``model`` built on DenseNet201)."""
+    if holds_pretrained(ctx.facts, expr) or built_on_imported_pretrained(ctx, expr):
+        return True
+    if depth == 0 or not isinstance(expr, ast.Name):
+        return False
+    facts = ctx.facts
+    fn = facts.enclosing_function(expr)
+    if not isinstance(fn, FunctionNode) or expr.id not in {a.arg for a in fn.args.posonlyargs + fn.args.args} \
+            or expr.id in facts.assignments_in(fn):
+        return False
+    calls = facts.calls_by_def.get(fn, [])
+    passed = [argument_for(call, fn, expr.id) for call in calls]
+    return bool(calls) and all(value is not None and holds_pretrained_model(ctx, value, depth - 1) for value in passed)
 
 
 def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
