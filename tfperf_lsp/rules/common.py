@@ -102,14 +102,24 @@ def holds_pretrained_model(ctx: RuleContext, expr: ast.expr, depth: int = 1) -> 
         return True
     if depth == 0 or not isinstance(expr, ast.Name):
         return False
-    facts = ctx.facts
-    fn = facts.enclosing_function(expr)
-    if not isinstance(fn, FunctionNode) or expr.id not in {a.arg for a in fn.args.posonlyargs + fn.args.args} \
-            or expr.id in facts.assignments_in(fn):
-        return False
-    calls = facts.calls_by_def.get(fn, [])
-    passed = [argument_for(call, fn, expr.id) for call in calls]
-    return bool(calls) and all(value is not None and holds_pretrained_model(ctx, value, depth - 1) for value in passed)
+    passed = passed_at_every_call(ctx.facts, ctx.facts.enclosing_function(expr), expr.id)
+    return passed is not None and all(holds_pretrained_model(ctx, value, depth - 1) for _, value in passed)
+
+
+def passed_at_every_call(facts: ModuleFacts, fn: ast.AST | None, name: str) -> list[tuple[ast.Call, ast.expr]] | None:
+    """Each call of the def ``fn`` in this file with what it passes for the parameter ``name``,
+    which ``fn`` never assigns itself; None when ``name`` is no such parameter, the file never
+    calls ``fn``, or a call leaves the argument out (its default, or a ``*args``)."""
+    if not isinstance(fn, FunctionNode) or name not in {a.arg for a in fn.args.posonlyargs + fn.args.args} \
+            or name in facts.assignments_in(fn):
+        return None
+    passed: list[tuple[ast.Call, ast.expr]] = []
+    for call in facts.calls_by_def.get(fn, []):
+        value = argument_for(call, fn, name)
+        if value is None:
+            return None
+        passed.append((call, value))
+    return passed or None
 
 
 def built_on_imported_pretrained(ctx: RuleContext, expr: ast.AST) -> bool:
@@ -432,16 +442,9 @@ def _holds_tensor(facts: ModuleFacts, fn: ast.AST, name: str, depth: int) -> boo
         values = [a.value if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
                   else None for a in assigned]
         return all(value is not None and _makes_tensor(facts, fn, value, depth) for value in values)
-    if depth == 0 or not isinstance(fn, FunctionNode):
-        return False
-    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    if name not in params:
-        return False
-    calls = facts.calls_by_def.get(fn, [])
-    passed = [argument_for(call, fn, name) for call in calls]
-    return bool(calls) and all(
-        value is not None and _makes_tensor(facts, facts.enclosing_function(call) or facts.tree, value, depth - 1)
-        for call, value in zip(calls, passed))
+    passed = passed_at_every_call(facts, fn, name) if depth > 0 else None
+    return passed is not None and all(
+        _makes_tensor(facts, facts.enclosing_function(call) or facts.tree, value, depth - 1) for call, value in passed)
 
 
 # Where TensorFlow's ops are (``tf.nest``, ``tf.io.gfile``, ``tf.saved_model`` give Python values).

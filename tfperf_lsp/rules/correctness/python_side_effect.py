@@ -7,6 +7,7 @@ import re
 from functools import partial
 from typing import Callable, Iterator
 
+from tfperf_lsp.analysis.astutil import dotted
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -322,13 +323,9 @@ def _rebound_in_function_first(facts: ModuleFacts, call: ast.Call, receiver: ast
     fn = facts.enclosing_function(call)
     if fn is None:
         return False
-    target = _without_context(receiver)
+    target = dotted(receiver)
     return any(isinstance(node, ast.Assign) and node.lineno < call.lineno
-               and any(_without_context(t) == target for t in node.targets) for node in walk_same_scope(fn))
-
-
-def _without_context(node: ast.AST) -> str:
-    return ast.dump(node, annotate_fields=False).replace("Load()", "").replace("Store()", "")
+               and any(dotted(t) == target for t in node.targets) for node in walk_same_scope(fn))
 
 
 def _outlives_call(target: ast.AST, local: set[str]) -> bool:

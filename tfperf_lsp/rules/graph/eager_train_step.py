@@ -43,7 +43,8 @@ class EagerTrainStep(Rule):
     ## When it stays silent
     When the step is already a tf.function (or called from one), and when it is not called
     repeatedly. When the loop reads a name the file never defines (`for x, y in main_dataset:`, a
-    guide's snippet that cannot run as it is), or its def has `# @tf.function` commented out. When the step is library code that this file does not run itself (a method of
+    guide's snippet that cannot run as it is), or its def has `# @tf.function` commented out.
+    When the step is library code that this file does not run itself (a method of
     an agent or trainer class, not reached from module-level code or `main()`): its callers may
     trace it (tf_agents wraps `_train` in a tf.function); but a library def whose own loop runs
     the step and reads values back to Python (`loss.numpy()` or `print` for a progress bar, as
@@ -146,7 +147,11 @@ class EagerTrainStep(Rule):
             if tf_function_commented_out(ctx, fn):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
             blockers = graph_blockers(facts, fn)
-            objects: str | None = None
+            # what the step is fed, from the loops that call it: batches padded each to its own
+            # length, or another library's objects (each a new trace of a plain tf.function)
+            call_loops = [loop for call in facts.calls_by_def.get(fn, []) for loop in facts.enclosing_loops(call)[:1]]
+            varying = _padded_to_each_batch(ctx, call_loops)
+            objects = next((kind for loop in call_loops if (kind := _python_objects_per_step(facts, loop))), None)
             optimizer = _optimizer_passed_in(fn)
             if optimizer is not None and not _made_per_run(ctx, fn, optimizer):
                 optimizer = None  # one optimizer for the program (made at module level, or in a main() run once)
@@ -158,16 +163,13 @@ class EagerTrainStep(Rule):
                            f"on the def: a new optimizer passed to the same tf.function creates its variables on a "
                            f"later trace, which raises)")
             else:
-                call_loops = [loop for call in facts.calls_by_def.get(fn, []) for loop in facts.enclosing_loops(call)[:1]]
-                varying = _padded_to_each_batch(ctx, call_loops)
-                objects = next((kind for loop in call_loops if (kind := _python_objects_per_step(facts, loop))), None)
                 decorator = "@tf.function(reduce_retracing=True)" if varying or objects else "@tf.function"
                 message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `{decorator}`"
                 message += _VARYING_NOTE if varying else (_objects_note(objects) if objects else "")
             if blockers:
                 message += f" (first make it graph-safe: it {', '.join(blockers)})"
-            fixable = not blockers and optimizer is None and not (optimizer is None and objects)
-            title = "Decorate with @tf.function(reduce_retracing=True)" if optimizer is None and varying else "Decorate with @tf.function"
+            fixable = not blockers and optimizer is None and not objects
+            title = "Decorate with @tf.function(reduce_retracing=True)" if varying else "Decorate with @tf.function"
             yield self.finding(
                 ctx, fn, message,
                 label="eager train step",

@@ -451,11 +451,6 @@ def _chunk_width(facts: ModuleFacts, window: ast.Slice) -> ast.expr | None:
             and isinstance(upper.op, ast.Mult) and ast.dump(lower.right) == ast.dump(upper.right):
         return lower.right  # ``x[i * b:(i + 1) * b]``
     return None
-    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and ast.dump(upper.left) == ast.dump(lower):
-        return int_value(facts, upper.right)  # ``x[i:i + 128]``
-    if isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Mult) and isinstance(upper, ast.BinOp) \
-            and isinstance(upper.op, ast.Mult) and ast.dump(lower.right) == ast.dump(upper.right):
-        return int_value(facts, lower.right)  # ``x[i * b:(i + 1) * b]``
     return None
 
 
