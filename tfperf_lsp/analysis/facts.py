@@ -33,6 +33,16 @@ TF_FUNCTION = "tensorflow.function"
 # library, as its own modules import them by several paths.
 _TRACING_LIBRARIES = ("tensorflow_federated.",)
 _TRACING_DECORATORS = frozenset({"computation", "tf_computation", "federated_computation", "tensorflow_computation"})
+
+
+def _alias_of_tf_function(qualname: str) -> bool:
+    """``@tf_utils.function`` / ``@utils.function``: a helper module's ``function = tf.function``
+    (tf_geometric, libraries that switch between TensorFlow 1 and 2). Another file's alias cannot
+    be told from here; a decorator of that name in TensorFlow code is one, so the def counts as
+    traced and no rule asks to decorate it again."""
+    return qualname != TF_FUNCTION and qualname.rsplit(".", 1)[-1] == "function" and "." in qualname
+
+
 _SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _MODULE_ASSIGNMENT_TYPES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
@@ -208,8 +218,9 @@ class ModuleFacts:
                 call = decorator if isinstance(decorator, ast.Call) else None
                 target = call.func if call else decorator
                 qualname = self.qualname(target)
-                if qualname is not None and qualname.startswith(_TRACING_LIBRARIES) \
-                        and qualname.rsplit(".", 1)[-1] in _TRACING_DECORATORS:
+                if qualname is not None and (qualname.startswith(_TRACING_LIBRARIES)
+                                             and qualname.rsplit(".", 1)[-1] in _TRACING_DECORATORS
+                                             or _alias_of_tf_function(qualname)):
                     self._traced_elsewhere.setdefault(
                         fn, TFFunction(name=fn.name, node=fn, wrapper=decorator, stmt=fn, is_tf_function=False))
                 if qualname == TF_FUNCTION:
@@ -667,6 +678,11 @@ class ModuleFacts:
         or the def another library traces once (``is_tf_function`` False: a TFF computation)."""
         fn_node = self.enclosing_function(node)
         return self._traced_by(fn_node) if fn_node is not None else None
+
+    def traced_elsewhere(self, fn_node: ast.AST) -> bool:
+        """A def that another decorator than ``tf.function`` traces: a TFF computation, or an
+        alias of ``tf.function`` from a helper module (``@tf_utils.function``)."""
+        return fn_node in self._traced_elsewhere
 
     def _traced_by(self, fn_node: ast.AST) -> TFFunction | None:
         """``in_tf_function`` of everything in the def ``fn_node``: the same for all of its body,

@@ -751,6 +751,12 @@ class HotCode:
         (``forecast(values, model, into_future=INTO_FUTURE)``), or leaves at a default that is
         one, or passes on from a parameter of its own that is so (two defs deep): the largest."""
         value: ast.AST | None = expr
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+            # ``range(1, epochs + 1)``
+            left, right = self._int_constant(expr.left, depth), self._int_constant(expr.right, depth)
+            if left is None or right is None:
+                return None
+            return left + right if isinstance(expr.op, ast.Add) else left - right if isinstance(expr.op, ast.Sub) else left * right
         if isinstance(expr, ast.Name):
             passed = self._passed_constant(expr, depth) if depth > 0 else None
             if passed is not None:

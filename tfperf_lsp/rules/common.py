@@ -375,9 +375,13 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     looking into the local helpers it calls (``depth`` levels)."""
     reasons = []
     local = set(facts.assignments_in(fn))
+    changed = _python_state_changed_elsewhere(facts, fn)
+    read: dict[str, str] = {}  # of those, the ones ``fn`` reads
     for node in walk_same_scope(fn):
         if not isinstance(node, ast.Call):
-            if isinstance(node, ast.Global):
+            if changed and self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr in changed:
+                read.setdefault(node.attr, changed[node.attr])
+            elif isinstance(node, ast.Global):
                 reasons.append("assigns a global")
             elif isinstance(node, ast.AugAssign) and self_attribute(node.target) and isinstance(fn, FunctionNode):
                 # ``self.train_steps += 1``: a trace runs it once, then the count stops
@@ -423,6 +427,13 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             isinstance(func.value, ast.Name) and func.value.id in local
         ):
             reasons.append("appends to a list outside the function")
+    if read:
+        # ``self.fade_in_count / self.fade_in_step`` read by the step, ``self.fade_in_count += 1``
+        # in step(): a trace reads the number once and keeps it
+        names = " and ".join(f"`self.{name}`" for name in sorted(read))
+        changers = "/".join(sorted({f"{method}()" for method in read.values()}))
+        numbers = "Python numbers that" if len(read) > 1 else "a Python number that"
+        reasons.append(f"reads {names}, {numbers} {changers} changes between calls (a trace keeps what it read)")
     return sorted(set(reasons))
 
 
@@ -522,6 +533,41 @@ def _python_counter(facts: ModuleFacts, method: str) -> str | None:
     return None
 
 
+def _python_state_changed_elsewhere(facts: ModuleFacts, fn: ast.AST) -> dict[str, str]:
+    """The attributes of ``fn``'s class that another method of it (not ``__init__`` or ``build``)
+    sets to a Python number between calls: ``self.count += 1``, ``self.layer = min(self.layer
+    + 1, 3)``, ``self.count = 0``. Attribute -> the method that changes it."""
+    cls = facts.enclosing_class(fn) if isinstance(fn, FunctionNode) else None
+    if cls is None or facts.parent(fn) is not cls:
+        return {}
+    variables = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
+                 for target in node.targets if isinstance(target, ast.Attribute)}
+    changed: dict[str, str] = {}
+    for method in cls.body:
+        if not isinstance(method, FunctionNode) or method is fn or method.name in ("__init__", "build"):
+            continue
+        for node in walk_same_scope(method):
+            if isinstance(node, ast.AugAssign) and self_attribute(node.target) and isinstance(node.op, _NUMBER_OPERATORS):
+                target = node.target
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and self_attribute(node.targets[0]) \
+                    and _python_number(node.value):
+                target = node.targets[0]
+            else:
+                continue
+            if target.attr not in variables:
+                changed.setdefault(target.attr, method.name)
+    return changed
+
+
+def _python_number(value: ast.expr) -> bool:
+    """A number literal, or ``min``/``max``/``int``/``float``/``round`` of something: Python state."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("min", "max", "int", "float", "round")
+
+
+_NUMBER_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 

@@ -45,8 +45,9 @@ class PythonSideEffect(Rule):
     (`buffer.num_inserted`), or it was built by another class (`store = utils.UnrollStore(...)`,
     a `tf.Module` whose `append` is itself a tf.function that updates variables on every call).
     A `print` of Keras metric, loss or optimizer objects only (`print(valid_loss)`): their repr
-    is the same on every call. A `print` whose text speaks of tracing (`print("Tracing with", x)`, the TensorFlow guide's
-    way to see when a function retraces) and a `print` in a function the file only calls by hand
+    is the same on every call. A `print` whose text speaks of tracing or compiling (`print("Tracing with", x)`, the TensorFlow guide's
+    way to see when a function retraces; `print("compiling mp_loss")`), a `print` of strings and static shapes only
+    (`print("xt", xt.shape)`: what a trace knows) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
     what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
     under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent.
@@ -158,8 +159,9 @@ class PythonSideEffect(Rule):
         func = node.func
         qualname = facts.qualname(func)
         if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
-            if _announces_tracing(node):
-                return  # printed on purpose once per trace: the guide's way to see retracing
+            if _announces_tracing(node) or _prints_static_facts(node):
+                return  # printed on purpose once per trace: the guide's way to see retracing, or
+                # a shape known while tracing (``print("xt", xt.shape)``)
             if demonstrated():
                 return  # called by hand a few times: the cell's output shows when it prints
             if _prints_keras_objects(facts, node):
@@ -300,10 +302,33 @@ def _announces_tracing(call: ast.Call) -> bool:
     return False
 
 
-# "Tracing", "traced", "num_traces", and the word in the guide's translations (tensorflow/docs-l10n):
+def _prints_static_facts(call: ast.Call) -> bool:
+    """``print("xt", xt.shape)``: the call prints only strings and what a trace knows of its
+    tensors (``.shape``, ``.dtype``, ``.name``, ``.ndim``, ``len(x)``), which is what one trace
+    has to say; at least one such fact. ``tf.print`` would print the same static shape on
+    every call."""
+    facts = [arg for arg in call.args if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str))]
+    return bool(facts) and all(_static_fact(arg) for arg in facts) and not call.keywords
+
+
+def _static_fact(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in _STATIC_ATTRIBUTES
+    if isinstance(node, ast.Subscript):
+        return _static_fact(node.value)  # ``x.shape[-1]``
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "str") and len(node.args) == 1:
+        return _static_fact(node.args[0]) or node.func.id == "len"
+    if isinstance(node, ast.JoinedStr):
+        return all(_static_fact(v.value) for v in node.values if isinstance(v, ast.FormattedValue))
+    return False
+
+
+_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "name", "ndim"})
+
+# "Tracing", "traced", "num_traces", "compiling" (``print("compiling mp_loss")``), and the word in the guide's translations (tensorflow/docs-l10n):
 # Chinese 追踪/跟踪/追蹤, Japanese トレース, Korean 추적/트레이싱, Russian трассир-, Spanish and
 # Portuguese traza-/rastre-.
-_TRACE_WORD = re.compile(r"trac(e|ing)|追踪|跟踪|追蹤|トレース|추적|트레이싱|трассир|traza|rastre", re.IGNORECASE)
+_TRACE_WORD = re.compile(r"trac(e|ing)|compil(e|ing)|追踪|跟踪|追蹤|トレース|추적|트레이싱|трассир|traza|rastre", re.IGNORECASE)
 
 
 def _use_tf_print(ctx: RuleContext, print_name: ast.Name) -> Fix:

@@ -41,7 +41,8 @@ class CostlyEagerFunction(Rule):
     op, so this is an opportunity, not a promise: benchmark it.
 
     ## When it stays silent
-    For training steps (TFP301), functions already wrapped, functions called once, and
+    For training steps (TFP301), functions already wrapped (also by another module's alias of
+    `tf.function`: `@tf_utils.function`), functions called once, and
     functions that would behave differently in a graph (`.numpy()`, `print`, NumPy, `time`,
     `float()` of tensors, appends to outer lists): tf.function would change what they do.
     Also when the repeated call is not in code this file runs eagerly itself (module-level code,
@@ -120,7 +121,7 @@ class CostlyEagerFunction(Rule):
                 continue
             if any(facts.qualname(d.func if isinstance(d, ast.Call) else d) == "tensorflow.function" for d in fn.decorator_list):
                 continue
-            if fn in facts.traced_helpers or _has_tape(facts, fn):
+            if fn in facts.traced_helpers or facts.traced_elsewhere(fn) or _has_tape(facts, fn):
                 continue
             if not (has_python_loop_with_tf_ops(facts, fn) or tf_op_count(facts, fn) >= MANY_OPS):
                 continue

@@ -12,7 +12,7 @@ from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import RECURRENT_LAYERS, holds_pretrained_model, keras_layers_in_file, tf_alias
 from tfperf_lsp.rules.context import RuleContext
-from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution
+from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution, traced_call
 
 _TAPE = "tensorflow.GradientTape"
 
@@ -42,7 +42,8 @@ class EagerModelCall(Rule):
     a `tf.function` cannot run its models.
     When the loop's body also runs Keras' own `train_on_batch`, `evaluate` or `predict`: those
     set the pace of each iteration, not this call's dispatch.
-    When the call is already inside a tf.function, when the model is re-created in the loop
+    When the call is already inside a tf.function, when the model's class decorates its own
+    `call` with `@tf.function` (each call is one graph already), when the model is re-created in the loop
     or is what a single loop iterates over (`for m in models: m(x)`: one call per model), or
     when the code wraps the same model in `tf.function` after the loop (`net = tf.function(net)`:
     the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings),
@@ -120,6 +121,8 @@ class EagerModelCall(Rule):
                 continue  # not in a loop; a train step (TFP301)
             if not is_model_name(facts, func) or facts.resolve_tf_function(func, call) is not None:
                 continue
+            if traced_call(facts, func):
+                continue  # the model's class decorates its own ``call`` with ``@tf.function``: already a graph
             if not ctx.hot.per_step(call) or not ctx.hot.repeats(call) or ctx.hot.runs_beside_training(call):
                 continue  # periodic, once per epoch (a sample decoded beside the step loop), or a handful of iterations
             if not ctx.hot.runs_eagerly_in_script(call):

@@ -41,7 +41,8 @@ class EagerTrainStep(Rule):
     dominated by large convolutions.
 
     ## When it stays silent
-    When the step is already a tf.function (or called from one), and when it is not called
+    When the step is already a tf.function (or called from one, or decorated with another
+    module's alias of it, `@tf_utils.function`), and when it is not called
     repeatedly. When the loop reads a name the file never defines (`for x, y in main_dataset:`, a
     guide's snippet that cannot run as it is), or its def has `# @tf.function` commented out.
     When the step is library code that this file does not run itself (a method of

@@ -126,6 +126,21 @@ def overrides(facts: ModuleFacts, receiver: ast.expr, method: str) -> bool:
     return any(any(isinstance(s, FunctionNode) and s.name == method for s in c.body) for c in _classes_built(facts, receiver))
 
 
+def traced_call(facts: ModuleFacts, receiver: ast.expr) -> bool:
+    """``receiver`` holds an object of a class of this file whose ``call`` (or ``__call__``) is a
+    ``tf.function`` itself (``class CAModel(tf.keras.Model): @tf.function def call(...)``):
+    calling the model already runs one graph. When the object's class cannot be told (``for ca in
+    models``, a factory's result), the file's model classes decide: all of them so."""
+    def traced(cls: ast.ClassDef) -> bool:
+        return any(isinstance(s, FunctionNode) and s.name in ("call", "__call__") and facts.tf_function_for_def(s) is not None
+                   for s in cls.body)
+
+    classes = _classes_built(facts, receiver)
+    if not classes:
+        classes = [c for c in facts.classes if c.bases and any(isinstance(s, FunctionNode) and s.name == "call" for s in c.body)]
+    return bool(classes) and all(traced(c) for c in classes)
+
+
 def instance_of_a_plain_class(facts: ModuleFacts, receiver: ast.expr) -> bool:
     """``receiver`` (``x`` or ``self.x``) holds an object of a class this file defines with no
     base but ``object``: its ``predict`` or ``train_on_batch`` is its own method, not Keras'."""

@@ -80,7 +80,9 @@ class PredictInLoop(Rule):
     pretrained network (`keras.applications`, TF Hub, `from_pretrained`, also through a builder
     imported from another file of the project): its compute sets the pace,
     and a direct call was slower than `predict` (InceptionV3, one 299x299 image on a CPU: 190 ms
-    against 169 ms). For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`),
+    against 169 ms). In a file that works on 3D volumes (NIfTI or DICOM scans, `Conv3D`): each
+    call runs a 3D network on a whole scan read from disk for it, seconds against a few
+    milliseconds of setup, and scans of different shapes cannot be stacked. For loops over a handful of items (`for x in ds.take(1)`, `for c in range(3)`),
     and for calls the code runs at most 50 times in all (`for s in random.sample(texts, 10)`, a
     forecast of `INTO_FUTURE = 14` steps called once, a 7x7 grid of `np.linspace` points drawn
     once): a second or two of setup, once; and calls that
@@ -219,6 +221,8 @@ class PredictInLoop(Rule):
                 continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
             if holds_pretrained_model(ctx, receiver):
                 continue  # a pretrained network (InceptionV3 on 299x299 images): its compute, not predict's setup, sets the pace
+            if _volumetric(facts):
+                continue  # one 3D scan per call (a brain MRI): the network on the whole volume and its loading set the pace
             if isinstance(receiver, ast.Name) and (any(assigned_in(loop, receiver.id) for loop in loops)
                                                    or one_call_per_model(facts, loops, receiver.id)):
                 continue
@@ -1034,6 +1038,18 @@ def _recurrent(facts: ModuleFacts, receiver: ast.expr, call: ast.Call) -> bool:
     # directly, 52 ms with ``predict``, 1.8 ms through a ``tf.function``.
     return (_loaded(facts, receiver) is not None or _built_elsewhere(facts, receiver)) \
         and _NAMES_RECURRENCE.search(facts.source.text) is not None
+
+
+def _volumetric(facts: ModuleFacts) -> bool:
+    """The file works on 3D volumes (medical scans: NIfTI, MGZ, DICOM): each ``predict`` runs a
+    3D network on a whole volume, or a batch of 3D patches, read from disk for that call (judges:
+    SynthSeg, voxelmorph, neurite, one subject per call). ``predict``'s setup is a few
+    milliseconds beside seconds of compute, and volumes of different shapes cannot be stacked."""
+    return _NAMES_VOLUMES.search(facts.source.text) is not None
+
+
+_NAMES_VOLUMES = re.compile(r"\b(?:nibabel|SimpleITK|nilearn|pydicom|medpy|dicom)\b|\.nii\b|\.mgz\b|\bConv3D\b"
+                            r"|\bload_vol(?:ume|file)s?\b|\b(?:edit|get)_volumes?\b|volume_info\b")
 
 
 _NAMES_RECURRENCE = re.compile(r"lstm|rnn|\bgru|recurrent", re.IGNORECASE)

@@ -108,7 +108,7 @@ class HostSyncInLoop(Rule):
         for loop, outputs in _training_loops(ctx).items():
             synced: dict[ast.AST | str, int] = {}  # step call -> line of its first read: a second read waits for nothing
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
-            if _kept_reads_of_other_values(facts, loop, {id(node) for node, _ in syncs}):
+            if _kept_reads_of_other_values(facts, loop, {id(node) for node, _ in syncs}, outputs):
                 continue  # every iteration waits there anyway (MCMC samples recorded per step): no wait to save
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
                 loops = facts.enclosing_loops(node)
@@ -134,17 +134,31 @@ class HostSyncInLoop(Rule):
                 )
 
 
-def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: set[int]) -> bool:
+def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: set[int],
+                                outputs: Mapping[str, object]) -> bool:
     """The loop's body also copies another tensor to the host on every iteration and keeps it
-    (``samples[t, :] = state[0].numpy()``): that read waits for the device too, so deferring the
-    step's result would save no wait."""
+    (``samples[t, :] = state[0].numpy()``, or the step's new states written into a NumPy pool:
+    ``batch.x[:] = x``): that read waits for the device too, so deferring the step's result
+    would save no wait. Code under ``if USE_POOL:`` with the flag set once, at module level, to
+    a true literal runs on every iteration."""
     for node in walk_same_scope(loop):
-        if id(node) in step_reads or not (_numpy_read(node) or _device_value_converted(facts, node)):
+        if id(node) in step_reads or not (_numpy_read(node) or _device_value_converted(facts, node)
+                                          or _stored_in_an_array(node, outputs)):
             continue
         loops = facts.enclosing_loops(node)
-        if loops and loops[0] is loop and not _conditional(facts, node, loop) and not _discarded(facts, node):
+        if loops and loops[0] is loop and not _conditional(facts, node, loop, set_flags=True) and not _discarded(facts, node):
             return True
     return False
+
+
+def _stored_in_an_array(node: ast.AST, outputs: Mapping[str, object]) -> bool:
+    """``batch.x[:] = x`` / ``pool[idx, :] = x``: a step's result written into slices of an array,
+    which copies it to the host."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)):
+        return False
+    index = node.targets[0].slice
+    slices = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(part, ast.Slice) for part in slices) and _output(node.value, outputs) is not None
 
 
 def _numpy_read(node: ast.AST) -> bool:
@@ -272,14 +286,30 @@ def _output(expr: ast.AST, outputs: Mapping[str, object]) -> str | None:
     return None
 
 
-def _conditional(facts: ModuleFacts, node: ast.AST, loop: ast.AST) -> bool:
-    """Under an ``if``, ``except``, ``and``/``or``... inside the loop: not every step, or control flow."""
+def _conditional(facts: ModuleFacts, node: ast.AST, loop: ast.AST, set_flags: bool = False) -> bool:
+    """Under an ``if``, ``except``, ``and``/``or``... inside the loop: not every step, or control
+    flow. With ``set_flags``, the body of ``if FLAG:`` for a configuration flag (a module-level
+    name set once, outside the loop) counts as every step: it runs on all of them or on none."""
+    child = node
     for ancestor in facts.ancestors(node):
         if ancestor is loop:
             return False
-        if isinstance(ancestor, _CONDITIONAL):
+        if isinstance(ancestor, _CONDITIONAL) and not (
+                set_flags and isinstance(ancestor, ast.If) and child in ancestor.body and _flag(facts, ancestor.test, loop)):
             return True
+        child = ancestor
     return True
+
+
+def _flag(facts: ModuleFacts, test: ast.expr, loop: ast.AST) -> bool:
+    """``USE_PATTERN_POOL`` (``= [0, 1, 1][EXPERIMENT_N]``): a name bound once, at module level,
+    outside ``loop``, and nowhere else."""
+    if not isinstance(test, ast.Name):
+        return False
+    assignments = facts.module_assignments.get(test.id, [])
+    return len(assignments) == 1 and isinstance(assignments[0], ast.Assign) \
+        and not any(node is assignments[0] for node in walk_same_scope(loop)) \
+        and all(isinstance(name.ctx, ast.Load) for name in facts.names.get(test.id, []) if name not in ast.walk(assignments[0]))
 
 
 def _drives_control_flow(facts: ModuleFacts, node: ast.AST, loop: ast.AST) -> bool:
