@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import functools
 import os
 import re
@@ -235,7 +236,8 @@ class HotCode:
         """0-based, inclusive line ranges of defs that the file calls only in commented-out code
         (``# agent.test()``, ``#predict_to_file(...)``) and nowhere else, by name or attribute:
         the author turned them off (judged wrong on a never-called ``test()`` of an RL agent and
-        on submission writers whose call was commented out). Only in a file that runs its own
+        on submission writers whose call was commented out); and top-level defs nothing calls that
+        read a name the file never binds (lecture notes that cannot run as written). Only in a file that runs its own
         defs (a script, a notebook): a library's functions are called from other modules. Not a
         decorated def (a framework may call it) nor a dunder method."""
         facts = self.facts
@@ -244,13 +246,46 @@ class HotCode:
         text = facts.source.text
         # The cheap checks first: most candidates are called by name somewhere, and the walk for
         # attributes and the reachability of the script cost a full pass each.
-        candidates = [fn for fn in facts.functions if fn.name in commented and not fn.decorator_list
-                      and not fn.name.startswith("__")
-                      and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, []))
-                      and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)]  # getattr(agent, "test")
+        def unused(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+            return not fn.decorator_list and not fn.name.startswith("__") \
+                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
+                and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)  # getattr(agent, "test")
+
+        candidates = [fn for fn in facts.functions if fn.name in commented and unused(fn)]
+        # A top-level def nothing calls that reads names the file never binds (lecture notes:
+        # ``def knowledge(): ... model.fit(inputs, targets)`` with ``inputs`` defined nowhere):
+        # it cannot run as written.
+        candidates += [fn for fn in facts.functions if facts.parent(fn) is facts.tree and fn.name not in commented
+                       and unused(fn) and self._reads_unbound_names(fn)]
         if not candidates or not self.script_reachable:
             return []
         return [_lines_of(fn) for fn in candidates if fn.name not in facts.attribute_names]
+
+    def _reads_unbound_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """``fn`` reads a name bound nowhere: not in it (a parameter, an assignment, an import),
+        not at module level, not a builtin; never in a file with a star import."""
+        facts = self.facts
+        if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in facts.imports.statements):
+            return False
+        inner: set[str] = set()
+        loads: list[str] = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    loads.append(node.id)
+                else:
+                    inner.add(node.id)
+            elif isinstance(node, ast.arg):
+                inner.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                inner.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (*FunctionNode, ast.ClassDef)):
+                inner.add(node.name)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                inner.add(node.name)
+        module = facts.imports.bindings.keys() | facts.module_defs.keys() | facts.module_assignments.keys() \
+            | {c.name for c in facts.classes}
+        return any(name not in inner and name not in module and name not in _BUILTINS for name in loads)
 
     def in_disabled_code(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.disabled_lines)
@@ -963,6 +998,7 @@ def _expects_an_error(expr: ast.expr) -> bool:
 
 
 # Calls that print a function's code rather than run it.
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "get_ipython", "display"}
 _CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")  # in a comment line: a call turned off
 _SHOW_SOURCE = ("tensorflow.autograph.to_code", "tensorflow.autograph.to_graph", "inspect.getsource")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeGuard
 
-from tfperf_lsp.analysis.astutil import first_line, int_value
+from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, walk_same_scope
 from tfperf_lsp.analysis.models import (calls_pretrained_model, creates_model, definition_builds_on_pretrained,
@@ -662,7 +662,17 @@ def _pads_to_fixed_shapes(facts: ModuleFacts, call: ast.Call) -> bool:
     shapes = next((k.value for k in call.keywords if k.arg == "padded_shapes"), None)
     if shapes is None and len(call.args) >= 2:
         shapes = call.args[1]
-    return shapes is not None and _literal_dimensions(facts, shapes)
+    return shapes is not None and _literal_dimensions(facts, shapes) or _padded_to_maxlen_first(facts, call)
+
+
+def _padded_to_maxlen_first(facts: ModuleFacts, call: ast.Call) -> bool:
+    """The def (or module) around ``padded_batch`` pads the sequences to one length first
+    (``pad_sequences(sequences, maxlen=SEQ_MAX_LEN)``): every element is that long already, so
+    every batch has the same shape."""
+    scope = facts.enclosing_function(call)
+    nodes = walk_same_scope(scope) if scope is not None else (n for stmt in facts.tree.body for n in ast.walk(stmt))
+    return any(isinstance(node, ast.Call) and (facts.qualname(node.func) or "").endswith("pad_sequences")
+               and keyword(node, "maxlen") is not None for node in nodes)
 
 
 def _literal_dimensions(facts: ModuleFacts, node: ast.expr) -> bool:

@@ -6,6 +6,7 @@ import builtins
 from functools import partial
 from typing import Iterator, Sequence
 
+from tfperf_lsp.analysis.astutil import keyword
 from tfperf_lsp.analysis.facts import ModuleFacts, argument_for, parameter_names, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Fix, Severity
@@ -226,12 +227,14 @@ class EagerTrainStep(Rule):
             blockers = graph_blockers(facts, with_stmt)
             varying = _padded_to_each_batch(ctx, loops)
             objects = _python_objects_per_step(facts, loops[0])
+            doubles = _float64_operand(facts, with_stmt)
             yield self.finding(
                 ctx, call,
                 "This training step runs eagerly, op by op, on every iteration: move it into a function "
                 f"decorated with `@tf.function{'(reduce_retracing=True)' if varying or objects else ''}` and call that in the loop"
                 + (_VARYING_NOTE if varying else "")
                 + (_objects_note(objects) if objects else "")
+                + (_float64_note(doubles) if doubles else "")
                 + (f" (first make it graph-safe: it {', '.join(blockers)})" if blockers else ""),
                 label="eager train step",
             )
@@ -240,6 +243,49 @@ class EagerTrainStep(Rule):
 # A plain tf.function traces again for every new input shape (checked in the fixture).
 _VARYING_NOTE = (" (its batches come from `padded_batch`, padded to each batch's longest element: a plain "
                  "`@tf.function` would trace again for every new length)")
+
+
+def _float64_note(name: str) -> str:
+    # verified in the fixture: eagerly ``x * w`` converts the float64 array to the variable's
+    # float32; passed to a tf.function, ``x`` is a float64 tensor and the product raises
+    return (f" (pass it `{name}` as float32, `{name}.astype('float32')`: NumPy makes float64, which an eager op "
+            f"converts to its float32 variables' dtype, but a tf.function takes as a float64 tensor and then fails)")
+
+
+def _float64_operand(facts: ModuleFacts, step: ast.AST) -> str | None:
+    """A name the step's arithmetic reads (``y_pred = x * w + b``) whose value is a float64 NumPy
+    array (``x = x_data[idx]`` with ``x_data = np.linspace(0.0, 10.0, n)``), made without a dtype,
+    beside a TensorFlow value (``w = tf.Variable([0.])``)."""
+    for node in walk_same_scope(step):
+        if isinstance(node, ast.BinOp):
+            for operand, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(operand, ast.Name) and _made_by_tensorflow(facts, other) and _float64_array(facts, operand, 3):
+                    return operand.id
+    return None
+
+
+def _made_by_tensorflow(facts: ModuleFacts, expr: ast.expr) -> bool:
+    assignment = facts.reaching_assignment(expr) if isinstance(expr, ast.Name) else None
+    value = assignment.value if isinstance(assignment, ast.Assign) else expr
+    return isinstance(value, ast.Call) and (facts.qualname(value.func) or "").startswith("tensorflow.")
+
+
+def _float64_array(facts: ModuleFacts, expr: ast.expr, depth: int) -> bool:
+    if isinstance(expr, ast.Subscript):
+        return _float64_array(facts, expr.value, depth)
+    if isinstance(expr, ast.BinOp):
+        return any(_float64_array(facts, side, depth) for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call):
+        return facts.qualname(expr.func) in _FLOAT64_MAKERS and keyword(expr, "dtype") is None
+    if isinstance(expr, ast.Name) and depth > 0:
+        assignment = facts.reaching_assignment(expr)
+        value = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
+        return value is not None and _float64_array(facts, value, depth - 1)
+    return False
+
+
+_FLOAT64_MAKERS = frozenset({"numpy.linspace", "numpy.random.randn", "numpy.random.rand", "numpy.random.normal",
+                             "numpy.random.uniform", "numpy.random.random"})
 
 
 def _objects_note(kind: str) -> str:

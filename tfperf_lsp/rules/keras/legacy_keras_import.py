@@ -143,8 +143,9 @@ class LegacyKerasImport(Rule):
         title = None
         if fixable and len(fixable) == len(legacy_imports):
             title = f"Import from {fixable[0][1][1]}" + (f" ({len(fixable)} imports)" if more else "")
-        missing = legacy[len(LEGACY) + 1:].split(".")[0] if legacy.startswith(LEGACY + ".") else ""
-        if missing in _ABSENT_ON_TF_2_21:
+        below = legacy[len(LEGACY) + 1:] if legacy.startswith(LEGACY + ".") else ""
+        missing = next((m for m in _ABSENT_ON_TF_2_21 if below == m or below.startswith(m + ".")), "")
+        if missing:
             why = f"on TF 2.21 it has no `{missing}` module: the import raises ModuleNotFoundError"
         elif legacy == LEGACY + ".callbacks":
             why = f"its {_failing_callbacks_named(node)} in Keras 3's fit on TF 2.21"
@@ -167,7 +168,7 @@ _HELPER_MODULES = ("preprocessing", "utils", "backend", "saving")
 # (judges verified a Conv2D with the private copy's max-norm constraint builds, fits and saves on TF 2.21).
 _CALLABLE_MODULES = ("constraints", "initializers", "regularizers", "activations", "losses")
 # Subpackages the private copy no longer has on TF 2.21 (importing them raises; verified).
-_ABSENT_ON_TF_2_21 = frozenset({"datasets", "preprocessing", "applications"})
+_ABSENT_ON_TF_2_21 = frozenset({"datasets", "preprocessing", "applications", "layers.preprocessing", "layers.experimental"})
 # Callbacks of the private copy that fail in Keras 3's fit (verified on TF 2.21):
 # ReduceLROnPlateau and LearningRateScheduler look for ``optimizer.lr``, ModelCheckpoint passes
 # ``options`` to ``save``, TensorBoard reads ``model._train_counter``, BackupAndRestore

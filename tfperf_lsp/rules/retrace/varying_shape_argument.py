@@ -40,7 +40,9 @@ class VaryingShapeArgument(Rule):
 
     ## When it stays silent
     When the function has an `input_signature` or already uses `reduce_retracing=True`, and when
-    the slice has a fixed length (`x[i:i + 32]`).
+    the slice has a fixed length (`x[i:i + 32]`). For `padded_batch` with `padded_shapes` written
+    as numbers, or over sequences that `pad_sequences(..., maxlen=...)` made one length first:
+    every batch has one shape.
 
     ## Fix
     `reduce_retracing=True` on the tf.function: after the second new shape, TensorFlow traces a
