@@ -51,7 +51,8 @@ class CostlyEagerFunction(Rule):
     When a repeated call passes a Python number that changes per iteration (`run(step / n,
     step)`): as a tf.function it would trace again on every call, slower than eager (TFP101
     says how to pass it as a tensor once it is a tf.function).
-    For loops over a handful of literal items (`for c in range(3)`), for calls that do not run
+    For loops over a handful of literal items (`for c in range(3)`), for calls the code writes
+    down 20 times or fewer in all (`for _ in range(5)` in a def called once), for calls that do not run
     every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
     real ops (`tf.compat.as_bytes`, `tf.io.gfile`, `tf.nest`, `tf.train.Example` protos), and for functions that build
     Keras layers (`Dense(8)(x)`): they run on symbolic tensors, once. For helpers called from an
@@ -111,6 +112,8 @@ class CostlyEagerFunction(Rule):
             if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.per_step(call.node)
                                                         and hot.runs_eagerly_in_script(call.node)):
                 continue  # a short loop, or a library function whose callers may run it in a graph
+            if isinstance(call.node, ast.Call) and hot.runs_few_times([call.node], _FEW_CALLS):
+                continue  # ``for _ in range(5): reply = inference(reply)`` once after training: a trace would not pay
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it
             if isinstance(call.node, ast.Call) and _passes_loop_numbers(facts, call.node):
@@ -173,6 +176,7 @@ def _handed_to_other_code(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFun
 
 
 _TIMERS = ("tensorflow.function", "timeit.")
+_FEW_CALLS = 20  # calls the code writes down in all (loop counts, calls of the defs around)
 
 
 def _builds_a_pipeline(facts: ModuleFacts, fn: ast.AST) -> bool:
