@@ -152,6 +152,7 @@ class HotCode:
     def __init__(self, facts: ModuleFacts, path: str | None):
         self.facts = facts
         self.path = path
+        self._unrunnable: dict[ast.AST, bool] = {}  # top-level defs that cannot run as written
 
     # ------------------------------------------------------------------ test code
     @cached_property
@@ -236,30 +237,58 @@ class HotCode:
         """0-based, inclusive line ranges of defs that the file calls only in commented-out code
         (``# agent.test()``, ``#predict_to_file(...)``) and nowhere else, by name or attribute:
         the author turned them off (judged wrong on a never-called ``test()`` of an RL agent and
-        on submission writers whose call was commented out); and top-level defs nothing calls that
-        read a name the file never binds (lecture notes that cannot run as written). Only in a file that runs its own
+        on submission writers whose call was commented out). Only in a file that runs its own
         defs (a script, a notebook): a library's functions are called from other modules. Not a
         decorated def (a framework may call it) nor a dunder method."""
         facts = self.facts
         commented = {name for line in facts.source.lines if "(" in line and "#" in line and line.lstrip().startswith("#")
                      for name in _CALLED_NAME.findall(line)}
-        text = facts.source.text
         # The cheap checks first: most candidates are called by name somewhere, and the walk for
         # attributes and the reachability of the script cost a full pass each.
-        def unused(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-            return not fn.decorator_list and not fn.name.startswith("__") \
-                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
-                and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", text)  # getattr(agent, "test")
-
-        candidates = [fn for fn in facts.functions if fn.name in commented and unused(fn)]
-        # A top-level def nothing calls that reads names the file never binds (lecture notes:
-        # ``def knowledge(): ... model.fit(inputs, targets)`` with ``inputs`` defined nowhere):
-        # it cannot run as written.
-        candidates += [fn for fn in facts.functions if facts.parent(fn) is facts.tree and fn.name not in commented
-                       and unused(fn) and self._reads_unbound_names(fn)]
+        candidates = [fn for fn in facts.functions if fn.name in commented and self._unused(fn)]
         if not candidates or not self.script_reachable:
             return []
         return [_lines_of(fn) for fn in candidates if fn.name not in facts.attribute_names]
+
+    def _unused(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Nothing in the file uses ``fn``: not by name, not by a string (``getattr(agent, "test")``);
+        not decorated (a framework may call it), not a dunder method."""
+        facts = self.facts
+        return not fn.decorator_list and not fn.name.startswith("__") \
+            and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
+            and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", facts.source.text)
+
+    def in_disabled_code(self, line: int) -> bool:
+        if any(start <= line <= end for start, end in self.disabled_lines):
+            return True
+        # A top-level def nothing calls that reads names the file never binds (lecture notes:
+        # ``def knowledge(): ... model.fit(inputs, targets)`` with ``inputs`` defined nowhere):
+        # it cannot run as written. Worked out only for a def that holds a finding.
+        fn = self._top_level_def_at(line)
+        if fn is None:
+            return False
+        if fn not in self._unrunnable:
+            # the cheap checks first: the reachability of the script costs a pass over the file
+            facts = self.facts
+            self._unrunnable[fn] = not fn.decorator_list and fn.name not in facts.attribute_names \
+                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
+                and self._reads_unbound_names(fn) and self._unused(fn) and bool(self.script_reachable)
+        return self._unrunnable[fn]
+
+    def _top_level_def_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level def whose lines hold 0-based ``line``."""
+        starts, defs = self._top_level_defs
+        index = bisect.bisect_right(starts, line) - 1
+        if index < 0:
+            return None
+        fn = defs[index]
+        return fn if line <= (fn.end_lineno or fn.lineno) - 1 else None
+
+    @cached_property
+    def _top_level_defs(self) -> tuple[list[int], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+        """The module-level defs in order, with their first lines (0-based, decorators included)."""
+        defs = [stmt for stmt in self.facts.tree.body if isinstance(stmt, FunctionNode)]
+        return [first_line(fn) - 1 for fn in defs], defs
 
     def _reads_unbound_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """``fn`` reads a name bound nowhere: not in it (a parameter, an assignment, an import),
@@ -287,8 +316,6 @@ class HotCode:
             | {c.name for c in facts.classes}
         return any(name not in inner and name not in module and name not in _BUILTINS for name in loads)
 
-    def in_disabled_code(self, line: int) -> bool:
-        return any(start <= line <= end for start, end in self.disabled_lines)
 
     @cached_property
     def dead_lines(self) -> list[tuple[int, int]]:
