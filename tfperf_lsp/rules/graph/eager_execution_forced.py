@@ -56,7 +56,9 @@ class EagerExecutionForced(Rule):
     defaults to `False`); when
     `run_functions_eagerly(False)` turns it back off in the same file (the TensorFlow guide's
     debugging demo); when every `fit` of the compiled model runs a few steps the code writes down
-    (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); when the model is of a class of
+    (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); when `model.run_eagerly = True`
+    is set on a model the file never trains with Keras (no `fit`, `evaluate` or `train_on_batch`:
+    a hand-written loop, which the switch does not change); when the model is of a class of
     the file whose `train_step` or `call` does what a graph cannot (draws with NumPy, through a
     replay buffer too; keeps tensors in a Python list; calls `.numpy()`): there the switch is
     what makes it work; in test code; and in a file with
@@ -166,7 +168,8 @@ class EagerExecutionForced(Rule):
                 )
         for node in _run_eagerly_assignments(facts):
             target = next(t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "run_eagerly")
-            if not _conditional(facts, node) and not _needs_eager_steps(facts, target.value):
+            if not _conditional(facts, node) and not _needs_eager_steps(facts, target.value) \
+                    and _runs_keras_loops(facts, target.value):
                 yield self.finding(
                     ctx, node,
                     f"`run_eagerly = True`: {_EAGER_TRAINING} - {_DEBUGGING_SWITCH}",
@@ -189,6 +192,19 @@ class EagerExecutionForced(Rule):
                     f"graph (often several times slower) - {_DEBUGGING_SWITCH}{first}",
                     label="tf.function off",
                 )
+
+
+def _runs_keras_loops(facts: ModuleFacts, model: ast.expr) -> bool:
+    """``model.fit(...)`` (or ``evaluate``, ``train_on_batch``...) somewhere in the file: the code
+    ``model.run_eagerly`` slows. A model trained by a hand-written loop (its ``compile`` commented
+    out, a few ``predict`` calls to show results) runs eagerly there whatever the switch says."""
+    if not isinstance(model, ast.Name):
+        return True  # ``self.model.run_eagerly``: its loops may be called from anywhere
+    return any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == model.id
+               for c in facts.calls_named(*_TRAINING_LOOPS))
+
+
+_TRAINING_LOOPS = ("fit", "fit_generator", "evaluate", "train_on_batch", "test_on_batch")
 
 
 def _a_tf_function_not_graph_safe(facts: ModuleFacts) -> tuple[str, str] | None:

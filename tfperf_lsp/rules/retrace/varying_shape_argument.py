@@ -49,7 +49,9 @@ class VaryingShapeArgument(Rule):
     graph with unknown dimensions (`None`) that serves every later shape, so the whole loop
     traces twice. The results are unchanged. Alternatives when the shapes are known: an
     `input_signature` with `None` dimensions (strict about dtypes), or padding/bucketing.
-    A function defined in another file gets the hint without a fix.
+    A function defined in another file gets the hint without a fix. A function whose Python loop
+    runs over an argument's static length (`_, n = tgt.shape; for t in range(n - 1)`) gets
+    padding or bucketing as the advice, without a fix: with `None` dimensions that loop fails.
     """
     invalid = (
         Example(
@@ -103,7 +105,17 @@ class VaryingShapeArgument(Rule):
 
     def _retraces(self, ctx: RuleContext, argument: ast.expr, fn: TFFunction, why: str, label: str, local: bool) -> Finding:
         """The finding: ``fn`` is traced again for ``why`` (ending in its own ":" or " -"); a fix
-        only for a local tf.function."""
+        only for a local tf.function whose body can take a dimension of unknown size."""
+        static = _loops_over_a_static_length(fn.node) if fn.node is not None else None
+        if static is not None:
+            # ``_, n = tgt.shape; for t in range(n - 1)``: with ``None`` dimensions ``range(None)`` raises
+            return self.finding(
+                ctx, argument,
+                f"`{function_label(fn)}` is traced again for {why} pad or bucket the inputs to a few lengths "
+                f"(its Python loop over `{static}` needs each length known while tracing: `reduce_retracing` "
+                f"or `None` dimensions would make it unknown, and the loop fails)",
+                label=label,
+            )
         return self.finding(
             ctx, argument,
             f"`{function_label(fn)}` is traced again for {why} use `reduce_retracing=True` or an "
@@ -154,6 +166,35 @@ class VaryingShapeArgument(Rule):
                     ctx, argument, fn, f"every new size of `self.{attribute}`, which grows in `{growing[attribute]}()`:",
                     f"retraces per size of self.{attribute}", local=True)
                 break
+
+
+def _loops_over_a_static_length(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """``range(...)`` in a Python ``for`` of ``fn`` reads a parameter's static shape, directly
+    (``range(x.shape[1])``) or through a name the def binds to it (``_, n = tgt.shape``): the
+    parameter's name, else None."""
+    parameters = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+
+    def shape_of(node: ast.AST) -> str | None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr == "shape" and isinstance(sub.value, ast.Name) \
+                    and sub.value.id in parameters:
+                return sub.value.id
+        return None
+
+    lengths = {}  # names bound to a parameter's static shape
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and (owner := shape_of(node.value)) is not None:
+            for target in node.targets:
+                lengths.update(dict.fromkeys((n.id for n in ast.walk(target) if isinstance(n, ast.Name)), owner))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
+                and node.iter.func.id == "range":
+            for argument in node.iter.args:
+                owner = shape_of(argument) or next((lengths[n.id] for n in ast.walk(argument)
+                                                   if isinstance(n, ast.Name) and n.id in lengths), None)
+                if owner is not None:
+                    return owner
+    return None
 
 
 def _reduce_retracing(ctx: RuleContext, fn: TFFunction) -> Fix | None:

@@ -118,10 +118,13 @@ class ConcatInLoop(Rule):
             if _over_the_architecture(facts, loop):
                 continue  # ``for j in range(self.options.sub_levels)`` in a layer: a few levels, fixed at construction
             axis = call.args[1] if len(call.args) > 1 else keyword(call, "axis")
-            graph = facts.in_tf_function(loop) is not None
+            # ``for idx in tf.range(n)``: a loop written for AutoGraph, which a caller traces
+            # (``tf.function(self.mock_stream)``); a Python list there would not survive the graph
+            graph = facts.in_tf_function(loop) is not None or isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) \
+                and facts.qualname(loop.iter.func) == "tensorflow.range"
             problems = []
             if graph:
-                problems.append("in a tf.function: use a tf.TensorArray")
+                problems.append("in a graph: use a tf.TensorArray")
             elif not appended:
                 problems.append("it prepends")
             elif stmt not in loop.body or loop.orelse or len(call.args) + len(call.keywords) != 2:
