@@ -47,8 +47,8 @@ class PythonSideEffect(Rule):
     A `print` of Keras metric, loss or optimizer objects only (`print(valid_loss)`): their repr
     is the same on every call. A `print` whose text speaks of tracing or compiling (`print("Tracing with", x)`, the TensorFlow guide's
     way to see when a function retraces; `print("compiling mp_loss")`), a `print` of strings and static shapes only
-    (`print("xt", xt.shape)`: what a trace knows), a `print` under a debugging switch (`if debug:`,
-    `if self.verbose:`) and a `print` in a function the file only calls by hand
+    (`print("xt", xt.shape)`, or a tensor under a label that asks for its shape: what a trace
+    knows) and a `print` in a function the file only calls by hand
     (each call once, at module level, outside loops, the name used nowhere else: a notebook showing
     what tracing does, whose output shows it at once), a global that counts traces (`num_traces += 1`), one set under `if g is None:` and an append
     under `if not slots:` (the guide's create-once idiom) are meant to run once per trace: silent.
@@ -160,9 +160,9 @@ class PythonSideEffect(Rule):
         func = node.func
         qualname = facts.qualname(func)
         if isinstance(func, ast.Name) and func.id == "print" and "print" not in facts.imports.bindings:
-            if _announces_tracing(node) or _prints_static_facts(node) or _under_a_debug_switch(facts, node):
-                return  # printed on purpose once per trace: the guide's way to see retracing, a
-                # shape known while tracing (``print("xt", xt.shape)``), or debugging output (``if debug:``)
+            if _announces_tracing(node) or _prints_static_facts(node):
+                return  # printed on purpose once per trace: the guide's way to see retracing, or
+                # a shape known while tracing (``print("xt", xt.shape)``)
             if demonstrated():
                 return  # called by hand a few times: the cell's output shows when it prints
             if _prints_keras_objects(facts, node):
@@ -309,27 +309,18 @@ def _prints_static_facts(call: ast.Call) -> bool:
     has to say; at least one such fact. ``tf.print`` would print the same static shape on
     every call."""
     facts = [arg for arg in call.args if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str))]
-    return bool(facts) and all(_static_fact(arg) for arg in facts) and not call.keywords
+    if not facts or call.keywords:
+        return False
+    # ``print("memory shape : {}".format(memory))``: a symbolic tensor printed under a label that
+    # asks for its shape, which is what its repr shows while tracing
+    labelled = any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "shape" in n.value.lower()
+                   for n in ast.walk(call))
+    return all(_static_fact(arg, labelled) for arg in facts)
 
 
-def _under_a_debug_switch(facts: ModuleFacts, call: ast.Call) -> bool:
-    """``if debug: print(...)`` (``self.verbose``, ``DEBUG``): debugging output its author turns
-    on to see what a trace builds; once per trace is what it is for."""
-    for ancestor in facts.ancestors(call):
-        if isinstance(ancestor, FunctionNode):
-            return False
-        if isinstance(ancestor, ast.If):
-            test = ancestor.test.operand if isinstance(ancestor.test, ast.UnaryOp) else ancestor.test
-            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
-            if _DEBUG_SWITCH.search(name):
-                return True
-    return False
-
-
-_DEBUG_SWITCH = re.compile(r"debug|verbose", re.IGNORECASE)
-
-
-def _static_fact(node: ast.expr) -> bool:
+def _static_fact(node: ast.expr, labelled: bool = False) -> bool:
+    if isinstance(node, ast.Name):
+        return labelled
     if isinstance(node, ast.Attribute):
         return node.attr in _STATIC_ATTRIBUTES
     if isinstance(node, ast.Subscript):
@@ -338,11 +329,11 @@ def _static_fact(node: ast.expr) -> bool:
         return _static_fact(node.args[0])  # ``tuple(x.shape)``
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
             and isinstance(node.func.value, ast.Constant) and node.args and not node.keywords:
-        return all(_static_fact(a) for a in node.args)  # ``"shape: {}".format(tuple(x.shape))``
+        return all(_static_fact(a, labelled) for a in node.args)  # ``"shape: {}".format(tuple(x.shape))``
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "str") and len(node.args) == 1:
-        return _static_fact(node.args[0]) or node.func.id == "len"
+        return _static_fact(node.args[0], labelled) or node.func.id == "len"
     if isinstance(node, ast.JoinedStr):
-        return all(_static_fact(v.value) for v in node.values if isinstance(v, ast.FormattedValue))
+        return all(_static_fact(v.value, labelled) for v in node.values if isinstance(v, ast.FormattedValue))
     return False
 
 
