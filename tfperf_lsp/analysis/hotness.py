@@ -783,6 +783,11 @@ class HotCode:
             return self._int_constant(num) if num is not None else 50  # numpy's default
         if isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) == "random.sample" and len(iterable.args) == 2:
             return self._int_constant(iterable.args[1])  # ``random.sample(test_sentences, 10)``
+        if isinstance(iterable, ast.Call) and self.facts.qualname(iterable.func) in _SIZED_DRAWS:
+            # ``ids = np.random.choice(np.arange(len(test_dataset)), size=n)`` with ``n = 5``
+            position = _SIZED_DRAWS[cast(str, self.facts.qualname(iterable.func))]
+            size = keyword(iterable, "size") or (iterable.args[position] if len(iterable.args) > position else None)
+            return self._int_constant(size) if size is not None else None
         if not isinstance(iterable, ast.Call) or not iterable.args:
             return None
         given = [self._int_constant(a) for a in iterable.args]
@@ -1025,6 +1030,8 @@ def _expects_an_error(expr: ast.expr) -> bool:
 
 
 # Calls that print a function's code rather than run it.
+# NumPy draws whose ``size`` (keyword, or this positional argument) is how many items they give
+_SIZED_DRAWS = {"numpy.random.choice": 1, "numpy.random.randint": 2}
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "get_ipython", "display"}
 _CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")  # in a comment line: a call turned off
 _SHOW_SOURCE = ("tensorflow.autograph.to_code", "tensorflow.autograph.to_graph", "inspect.getsource")
@@ -1070,12 +1077,15 @@ def _is_minus_one(expr: ast.expr | None) -> bool:
 
 def _counted(value: ast.expr) -> bool:
     """An expression whose length ``_iterable_count`` can read: ``ds.take(5)``, ``random.sample(x, 10)``,
-    ``rows[:10]``, ``range(10)``."""
+    ``rows[:10]``, ``range(10)``, ``np.random.choice(x, size=5)``."""
     if isinstance(value, ast.Subscript):
         return isinstance(value.slice, ast.Slice)
     func = value.func if isinstance(value, ast.Call) else None
     if isinstance(func, ast.Name) and func.id == "range" or isinstance(func, ast.Attribute) and func.attr == "linspace":
         return True  # ``epochs = range(10)``, then ``for epoch in epochs``
+    if isinstance(func, ast.Attribute) and func.attr in ("choice", "randint") and isinstance(value, ast.Call) \
+            and keyword(value, "size") is not None:
+        return True  # ``ids = np.random.choice(indices, size=n)``
     return (isinstance(func, ast.Attribute) and func.attr in ("take", "sample")
             and (func.attr == "take" or isinstance(func.value, ast.Name) and func.value.id == "random"))
 
