@@ -626,7 +626,8 @@ class ModuleFacts:
         ``self.model.get_action(state)``), or the call itself (``Agent(env).train()``)."""
         built: Sequence[ast.AST | None]
         if isinstance(holder, ast.Name):
-            built = [getattr(self.reaching_assignment_at(holder.id, holder), "value", None)]
+            assignment = self.reaching_assignment_at(holder.id, holder)
+            built = [getattr(assignment, "value", None)] if assignment is not None else self._passed_for(holder)
         elif isinstance(holder, ast.Attribute) and _is_self_attribute(holder, holder.attr):
             built = self.self_attribute_values(holder)
         elif isinstance(holder, ast.Call):
@@ -635,6 +636,24 @@ class ModuleFacts:
             return False
         return bool(built) and all(isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == cls.name
                                    for b in built)
+
+    def _passed_for(self, parameter: ast.Name) -> list[ast.AST | None]:
+        """What each call of the top-level def around ``parameter`` (one of its parameters) passes
+        for it, as the value the passed name was bound to: ``play_episode(env, agent)`` with
+        ``agent = A2CAgent(env)`` at module level gives ``[A2CAgent(env)]``. Empty when unknown."""
+        fn = self.enclosing_function(parameter)
+        if not isinstance(fn, FunctionNode) or self.enclosing_function(fn) is not None \
+                or parameter.id not in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
+            return []
+        values: list[ast.AST | None] = []
+        for call in self.calls_named(fn.name):
+            if not isinstance(call.func, ast.Name) or self.resolve_def(call.func, call) is not fn:
+                continue
+            passed = argument_for(call, fn, parameter.id)
+            if not isinstance(passed, ast.Name):
+                return []
+            values.append(getattr(self.reaching_assignment_at(passed.id, passed), "value", None))
+        return values
 
     def in_exclusive_branches(self, a: ast.AST, b: ast.AST) -> bool:
         """``a`` and ``b`` lie in the two branches of one ``if``/``else``: one never runs after

@@ -922,15 +922,43 @@ class HotCode:
 
     def draws(self, loop: ast.AST) -> bool:
         """A display loop: its body plots or renders (``plt.imshow``, ``display(...)``,
-        ``env.render()``). It runs to show a few results, not to compute many."""
+        ``env.render()``). It runs to show a few results, not to compute many. Drawing switched on
+        by a flag (``if render: env.render()``, a parameter of the def) does not make it one: the
+        loop also runs without it (an episode loop trained with ``render=False``)."""
         for node in walk_same_scope(loop):
             if not isinstance(node, ast.Call):
                 continue
             qualname = self.facts.qualname(node.func) or ""
-            if qualname.startswith(_DRAWING_MODULES) or (isinstance(node.func, ast.Attribute) and node.func.attr in _DRAWING_METHODS) \
-                    or (isinstance(node.func, ast.Name) and node.func.id == "display"):
+            if (qualname.startswith(_DRAWING_MODULES) or (isinstance(node.func, ast.Attribute) and node.func.attr in _DRAWING_METHODS)
+                    or (isinstance(node.func, ast.Name) and node.func.id == "display")) and not self._behind_a_parameter(node, loop):
                 return True
         return False
+
+    def _behind_a_parameter(self, node: ast.AST, loop: ast.AST) -> bool:
+        """``node`` runs under ``if render:`` in ``loop``, ``render`` a parameter of the def around
+        that is off unless a caller turns it on (no default, or a false one)."""
+        fn = self.facts.enclosing_function(loop)
+        if not isinstance(fn, FunctionNode):
+            return False
+        switches = {name for name, default in _parameters_with_defaults(fn)
+                    if default is None or isinstance(default, ast.Constant) and not default.value}
+        child = node
+        for ancestor in self.facts.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, ast.If) and isinstance(ancestor.test, ast.Name) and ancestor.test.id in switches \
+                    and child in ancestor.body:
+                return True
+            child = ancestor
+        return False
+
+
+def _parameters_with_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, ast.expr | None]]:
+    """``fn``'s parameters, each with its default (None when it has none)."""
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(fn.args.defaults)) + list(fn.args.defaults)
+    return [(a.arg, d) for a, d in zip(positional, defaults)] + \
+        [(a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
 
 
 _SHORT = 4  # a loop over at most this many literal items: channels, a few sizes, train/eval
