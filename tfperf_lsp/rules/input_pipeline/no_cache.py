@@ -163,6 +163,8 @@ class NoCache(Rule):
             where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
             if consumer.validation:
                 where = _validated(ctx, consumer)
+            elif consumer.kind == "fit" and (method := _keras_method(consumer.node)) not in (None, "fit", "fit_generator"):
+                where = f"`{method}` reads it on every pass of the loop around it"  # ``model.evaluate(test_ds)`` per model
             if blocker:
                 yield self.finding(
                     ctx, step.method_node(),
@@ -191,6 +193,11 @@ def _validated(ctx: RuleContext, consumer: Consumer | _Repeat) -> str:
         return "fit validates on it every epoch"
     every = int_value(ctx.facts, frequency)
     return f"fit validates on it every {every} epochs" if every is not None else "fit validates on it repeatedly"
+
+
+def _keras_method(node: ast.AST) -> str | None:
+    """``evaluate`` of ``model.evaluate(test_ds)``: the Keras method that reads the dataset."""
+    return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
 
 
 _PARSERS = ("tf.io.parse_single_example", "tf.io.parse_example", "tf.io.parse_single_sequence_example",
