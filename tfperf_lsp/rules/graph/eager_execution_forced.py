@@ -59,7 +59,8 @@ class EagerExecutionForced(Rule):
     (`fit(X[:64], y[:64], epochs=1)`: a demo of the eager step); when `model.run_eagerly = True`
     is set on a model the file never trains with Keras (no `fit`, `evaluate` or `train_on_batch`:
     a hand-written loop, which the switch does not change); when the model is of a class of
-    the file whose `train_step` or `call` does what a graph cannot (draws with NumPy, through a
+    the file whose `train_step` or `call` (or a metric of the file passed to `compile`: its
+    `update_state` or `result`) does what a graph cannot (draws with NumPy, through a
     replay buffer too; keeps tensors in a Python list; calls `.numpy()`): there the switch is
     what makes it work; in test code; and in a file with
     nothing for it to slow down.
@@ -143,8 +144,9 @@ class EagerExecutionForced(Rule):
                 fits = fit_uses(facts, call, call.func.value.id)
                 if fits and few_steps(facts, fits):
                     continue  # a demo that fits a handful of steps to show the step run eagerly
-            if _needs_eager_steps(facts, call.func.value):
-                continue  # its own train_step or call() does what a graph cannot: the switch is required
+            if _needs_eager_steps(facts, call.func.value) or _eager_only_metric(facts, call):
+                continue  # its own train_step or call(), or a metric of the file, does what a graph
+                # cannot: the switch is required
             if is_true(value):
                 yield self.finding(
                     ctx, value,
@@ -262,6 +264,16 @@ def _needs_eager_steps(facts: ModuleFacts, model: ast.expr) -> bool:
     of tensors): traced, the draws would freeze and the list would hold symbolic tensors, so
     ``run_eagerly=True`` is what makes it work."""
     return bool(own_method_blockers(facts, model, ("train_step", "call")))
+
+
+def _eager_only_metric(facts: ModuleFacts, compile_call: ast.Call) -> bool:
+    """``compile(..., metrics=[PearsonCorrelation()])`` with a metric class of this file whose
+    ``update_state`` or ``result`` is not graph-safe (keeps Python lists of tensors, calls
+    ``.numpy()``): Keras runs metrics inside the compiled step, so it needs ``run_eagerly=True``."""
+    metrics = keyword(compile_call, "metrics")
+    items = metrics.elts if isinstance(metrics, (ast.List, ast.Tuple)) else [metrics] if metrics is not None else []
+    return any(isinstance(item, (ast.Call, ast.Name)) and own_method_blockers(facts, item, ("update_state", "result"))
+               for item in items)
 
 
 def _run_eagerly_assignments(facts: ModuleFacts) -> Iterator[ast.Assign]:

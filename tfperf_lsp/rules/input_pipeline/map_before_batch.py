@@ -121,8 +121,9 @@ class MapBeforeBatch(Rule):
             if batch is None:
                 continue
             fn = model.map_function(step)
-            if fn.identity or fn.per_element or fn.node is None:
-                continue  # nothing to vectorise, ops that take one element only (decode_jpeg), or unseen
+            if fn.identity or fn.per_element or fn.python_op or fn.node is None:
+                continue  # nothing to vectorise, ops that take one element only (decode_jpeg; a
+                # ``tf.py_function`` whose Python loads one file), or unseen
             if model.never_read(step) or model.evaluated_once(step) or model.benchmarked(step) or model.paced_by_sleep(step):
                 continue  # built and never used, or evaluated or looked at once: the calls are paid once;
                 # or timed by a benchmark of this file: the slow form shown on purpose

@@ -163,7 +163,7 @@ class NoCache(Rule):
             where = _WHERE.get(consumer.kind, "it is iterated repeatedly") if consumer.kind != "repeat" else "a repeat() follows"
             if consumer.validation:
                 where = _validated(ctx, consumer)
-            elif consumer.kind == "fit" and (method := _keras_method(consumer.node)) not in (None, "fit", "fit_generator"):
+            elif consumer.kind == "fit" and (method := _keras_method(getattr(consumer, "node", None))) not in (None, "fit", "fit_generator"):
                 where = f"`{method}` reads it on every pass of the loop around it"  # ``model.evaluate(test_ds)`` per model
             if blocker:
                 yield self.finding(
@@ -195,7 +195,7 @@ def _validated(ctx: RuleContext, consumer: Consumer | _Repeat) -> str:
     return f"fit validates on it every {every} epochs" if every is not None else "fit validates on it repeatedly"
 
 
-def _keras_method(node: ast.AST) -> str | None:
+def _keras_method(node: ast.AST | None) -> str | None:
     """``evaluate`` of ``model.evaluate(test_ds)``: the Keras method that reads the dataset."""
     return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
 

@@ -24,9 +24,10 @@ STEPS = 32
 # Fewer steps than this in all, written in the code (rows, batch size, epochs): grouping them
 # saves a second or two once (judges timed 320 steps at 3 s, two MNIST epochs at a few seconds).
 WORTH_GROUPING = 2000
-# Steps an epoch at or below which grouping gains nothing measurable: steps_per_execution stops at
-# the epoch's end (judges measured no gain at 2 and 6 steps an epoch).
-FEW_EPOCH_STEPS = 8
+# Steps an epoch at or below which grouping gains nothing that matters: steps_per_execution stops
+# at the epoch's end (judges measured no gain at 2, 6 and 8 steps an epoch, and 0.34 -> 0.25 s an
+# epoch at 61 steps: three seconds over a whole run; at 200 steps and more it paid).
+FEW_EPOCH_STEPS = 64
 
 
 class StepsPerExecution(Rule):
@@ -71,8 +72,8 @@ class StepsPerExecution(Rule):
     built with a literal row count, such as a guide fitting `np.random.randn(1, 20)` to get
     weights, or two epochs of `keras.datasets.mnist` in batches of 64): grouping them would save a
     second or two once; when every `fit` runs {FEW_EPOCH_STEPS} steps an epoch or fewer, written
-    down the same way (50 rows in a `tf.constant`, batches of 32): grouping stops at the end of
-    each epoch, so there is nothing to group; when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
+    down the same way (50 rows in a `tf.constant`, batches of 32; the 404 rows of Keras' Boston
+    housing set): grouping stops at the end of each epoch, so there is little to group; when it is only trained with `train_on_batch` (where `steps_per_execution` has no effect)
     or not trained in this file; when a `fit` passes a callback that acts on every batch (a
     class of the file defining `on_train_batch_end` or `on_batch_begin`..., or a
     `LambdaCallback` given one): a learning-rate schedule or a log per batch would then run
