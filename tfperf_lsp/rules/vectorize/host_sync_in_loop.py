@@ -137,18 +137,25 @@ class HostSyncInLoop(Rule):
 def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: set[int],
                                 outputs: Mapping[str, object]) -> bool:
     """The loop's body also copies another tensor to the host on every iteration and keeps it
-    (``samples[t, :] = state[0].numpy()``, or the step's new states written into a NumPy pool:
-    ``batch.x[:] = x``): that read waits for the device too, so deferring the step's result
-    would save no wait. Code under ``if USE_POOL:`` with the flag set once, at module level, to
-    a true literal runs on every iteration."""
+    (``samples[t, :] = state[0].numpy()``, the step's new states written into a NumPy pool:
+    ``batch.x[:] = x``, or the weights copied out with ``get_weights()``):
+    that read waits for the device too, so deferring the step's result would save no wait. Code
+    under ``if USE_POOL:`` with the flag set once, at module level, runs on every iteration."""
     for node in walk_same_scope(loop):
         if id(node) in step_reads or not (_numpy_read(node) or _device_value_converted(facts, node)
-                                          or _stored_in_an_array(node, outputs)):
+                                          or _stored_in_an_array(node, outputs) or _weights_read(node)):
             continue
         loops = facts.enclosing_loops(node)
         if loops and loops[0] is loop and not _conditional(facts, node, loop, set_flags=True) and not _discarded(facts, node):
             return True
     return False
+
+
+def _weights_read(node: ast.AST) -> bool:
+    """``online.get_weights()``: every weight copied to NumPy (a moving-average target network
+    updated through ``set_weights`` each step)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_weights" \
+        and not node.args
 
 
 def _stored_in_an_array(node: ast.AST, outputs: Mapping[str, object]) -> bool:
