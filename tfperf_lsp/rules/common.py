@@ -375,7 +375,7 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     looking into the local helpers it calls (``depth`` levels)."""
     reasons = []
     local = set(facts.assignments_in(fn))
-    if isinstance(fn, FunctionNode):
+    if isinstance(fn, FunctionNode) and "parse_args" in facts.call_names():
         reasons += [f"takes `{name}`, an argparse.Namespace, which a tf.function cannot trace (pass what it holds)"
                     for name in (a.arg for a in fn.args.posonlyargs + fn.args.args) if _parsed_arguments(facts, fn, name)]
     changed = _python_state_changed_elsewhere(facts, fn)
@@ -566,6 +566,13 @@ def _python_state_changed_elsewhere(facts: ModuleFacts, fn: ast.AST) -> dict[str
     cls = facts.enclosing_class(fn) if isinstance(fn, FunctionNode) else None
     if cls is None or facts.parent(fn) is not cls:
         return {}
+    cache = facts.__dict__.setdefault("_tfperf_python_state", {})  # lives as long as one analysis
+    if (cls, fn) not in cache:
+        cache[(cls, fn)] = _python_state_of(facts, cls, fn)
+    return cache[(cls, fn)]
+
+
+def _python_state_of(facts: ModuleFacts, cls: ast.ClassDef, fn: ast.AST) -> dict[str, str]:
     variables = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
                  and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
                  for target in node.targets if isinstance(target, ast.Attribute)}
