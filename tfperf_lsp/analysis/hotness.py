@@ -248,15 +248,17 @@ class HotCode:
         candidates = [fn for fn in facts.functions if fn.name in commented and self._unused(fn)]
         if not candidates or not self.script_reachable:
             return []
-        return [_lines_of(fn) for fn in candidates if fn.name not in facts.attribute_names]
+        return [_lines_of(fn) for fn in candidates]
 
     def _unused(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Nothing in the file uses ``fn``: not by name, not by a string (``getattr(agent, "test")``);
         not decorated (a framework may call it), not a dunder method."""
+        return self._unused_by_name(fn) and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", self.facts.source.text)
+
+    def _unused_by_name(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         facts = self.facts
-        return not fn.decorator_list and not fn.name.startswith("__") \
-            and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
-            and not re.search(rf"[\"']{re.escape(fn.name)}[\"']", facts.source.text)
+        return not fn.decorator_list and not fn.name.startswith("__") and fn.name not in facts.attribute_names \
+            and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, []))
 
     def in_disabled_code(self, line: int) -> bool:
         if any(start <= line <= end for start, end in self.disabled_lines):
@@ -268,11 +270,10 @@ class HotCode:
         if fn is None:
             return False
         if fn not in self._unrunnable:
-            # the cheap checks first: the reachability of the script costs a pass over the file
-            facts = self.facts
-            self._unrunnable[fn] = not fn.decorator_list and fn.name not in facts.attribute_names \
-                and not any(isinstance(use.ctx, ast.Load) for use in facts.names.get(fn.name, [])) \
-                and self._reads_unbound_names(fn) and self._unused(fn) and bool(self.script_reachable)
+            # the cheap checks first: a search of the text, then the script's reachability (a
+            # pass over the file), only for a def its name alone does not show in use
+            self._unrunnable[fn] = self._unused_by_name(fn) and self._reads_unbound_names(fn) \
+                and self._unused(fn) and bool(self.script_reachable)
         return self._unrunnable[fn]
 
     def _top_level_def_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
