@@ -49,8 +49,9 @@ class CostlyEagerFunction(Rule):
     `main()` and what they call): a library function's callers may well run it inside a graph
     (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
     When a repeated call passes a Python number that changes per iteration (`run(step / n,
-    step)`): as a tf.function it would trace again on every call, slower than eager (TFP101
-    says how to pass it as a tensor once it is a tf.function).
+    step)`), or a new Python string (`read_img(str(path))` in a loop over `path.iterdir()`, a file
+    name from `os.listdir`): as a tf.function it would trace again on every call, slower than
+    eager (TFP101 says how to pass a number as a tensor once it is a tf.function).
     For loops over a handful of literal items (`for c in range(3)`), for calls the code writes
     down 20 times or fewer in all (`for _ in range(5)` in a def called once), for calls that do not run
     every step (under `if step % 100 == 0:`, once per epoch), for helpers that call no
@@ -116,7 +117,7 @@ class CostlyEagerFunction(Rule):
                 continue  # ``for _ in range(5): reply = inference(reply)`` once after training: a trace would not pay
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it
-            if isinstance(call.node, ast.Call) and _passes_loop_numbers(facts, call.node):
+            if isinstance(call.node, ast.Call) and (_passes_loop_numbers(facts, call.node) or _passes_loop_strings(facts, call.node)):
                 retraced.add(call.name)  # as a tf.function it would trace again on every call
             sites.setdefault(call.name, cast(ast.expr, call.node).lineno)  # a Call or a timeit string
         for fn in facts.functions:
@@ -156,6 +157,43 @@ def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:
     loops = facts.enclosing_loops(call)
     arguments = [*call.args, *(k.value for k in call.keywords)]
     return any(varying_scalar(facts, argument, loops) is not None for argument in arguments)
+
+
+def _passes_loop_strings(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``read_img_and_resize(str(img_path), shape)`` in ``for img_path in p.iterdir()``: a Python
+    string made from the loop's item (``str(x)``, an f-string, ``os.path.join(d, x)``), or the
+    item of a loop over file names (``os.listdir``, ``glob``, ``iterdir``). A tf.function traces
+    once per distinct Python string: one trace per call."""
+    targets = {n.id for loop in facts.enclosing_loops(call) if isinstance(loop, (ast.For, ast.AsyncFor))
+               for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    over_files = {n.id for loop in facts.enclosing_loops(call) if isinstance(loop, (ast.For, ast.AsyncFor))
+                  and _lists_files(facts, loop.iter) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for argument in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(argument, ast.Name) and argument.id in over_files:
+            return True
+        made = isinstance(argument, ast.JoinedStr) or isinstance(argument, ast.Call) and (
+            isinstance(argument.func, ast.Name) and argument.func.id == "str"
+            or facts.qualname(argument.func) == "os.path.join")
+        if made and any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(argument)):
+            return True
+    return False
+
+
+def _lists_files(facts: ModuleFacts, iterable: ast.expr) -> bool:
+    """``os.listdir(d)``, ``glob.glob(pattern)``, ``path.iterdir()`` / ``path.glob(...)`` (also
+    through a name bound to one, or ``sorted(...)`` of one): Python strings or paths, one per file."""
+    if isinstance(iterable, ast.Name):
+        iterable = getattr(facts.reaching_assignment(iterable), "value", None) or iterable
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in ("sorted", "list") \
+            and iterable.args:
+        return _lists_files(facts, iterable.args[0])
+    if isinstance(iterable, ast.IfExp):
+        return _lists_files(facts, iterable.body)
+    if not isinstance(iterable, ast.Call):
+        return False
+    qualname = facts.qualname(iterable.func) or ""
+    return qualname in ("os.listdir", "glob.glob", "glob.iglob") or isinstance(iterable.func, ast.Attribute) \
+        and iterable.func.attr in ("iterdir", "glob", "rglob") and not qualname.startswith("tensorflow.")
 
 
 def _handed_to_other_code(facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
