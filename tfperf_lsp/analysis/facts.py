@@ -850,11 +850,16 @@ def argument_or_default(call: ast.Call, fn: ast.AST, param: str) -> ast.expr | N
     if given is not None or any(isinstance(a, ast.Starred) for a in call.args) \
             or any(kw.arg is None for kw in call.keywords):
         return given
+    return parameter_defaults(fn).get(param)
+
+
+def parameter_defaults(fn: ast.AST) -> dict[str, ast.expr]:
+    """Each parameter of the def or lambda ``fn`` that has a default, with it."""
     args = fn.args  # type: ignore[attr-defined]
     positional = [*args.posonlyargs, *args.args]
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
     defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    return defaults.get(param)
+    return defaults
 
 
 def siblings(facts: ModuleFacts, stmt: ast.AST) -> tuple[list[ast.stmt], int] | None:

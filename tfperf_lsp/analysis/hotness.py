@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import cast
 
 from tfperf_lsp.analysis.astutil import enumerated, first_line, int_value, keyword
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, argument_or_default, parameter_defaults, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, TRAINING_CALLS
 from tfperf_lsp.analysis.versions import has_fallback, version_gated
 from tfperf_lsp.notebook import TF1_MAGIC_MASK
@@ -941,8 +941,9 @@ class HotCode:
         fn = self.facts.enclosing_function(loop)
         if not isinstance(fn, FunctionNode):
             return False
-        switches = {name for name, default in _parameters_with_defaults(fn)
-                    if default is None or isinstance(default, ast.Constant) and not default.value}
+        defaults = parameter_defaults(fn)
+        switches = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+                    if (default := defaults.get(a.arg)) is None or isinstance(default, ast.Constant) and not default.value}
         child = node
         for ancestor in self.facts.ancestors(node):
             if ancestor is loop:
@@ -952,14 +953,6 @@ class HotCode:
                 return True
             child = ancestor
         return False
-
-
-def _parameters_with_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, ast.expr | None]]:
-    """``fn``'s parameters, each with its default (None when it has none)."""
-    positional = [*fn.args.posonlyargs, *fn.args.args]
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(fn.args.defaults)) + list(fn.args.defaults)
-    return [(a.arg, d) for a, d in zip(positional, defaults)] + \
-        [(a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
 
 
 _SHORT = 4  # a loop over at most this many literal items: channels, a few sizes, train/eval

@@ -531,13 +531,19 @@ def _python_counter(facts: ModuleFacts, method: str) -> str | None:
     if len(methods) != 1:
         return None
     cls, fn = methods[0]
-    variables = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
-                 and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
-                 for target in node.targets if isinstance(target, ast.Attribute)}
+    variables = _variable_attributes(facts, cls)
     for node in walk_same_scope(fn):
         if isinstance(node, ast.AugAssign) and self_attribute(node.target) and node.target.attr not in variables:
             return _counting(node)
     return None
+
+
+def _variable_attributes(facts: ModuleFacts, cls: ast.ClassDef) -> set[str]:
+    """The attributes ``cls`` sets to a ``tf.Variable`` (``self.t = tf.Variable(0.)``): state a
+    trace updates on every call, unlike a Python number."""
+    return {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
+            for target in node.targets if isinstance(target, ast.Attribute)}
 
 
 def _parsed_arguments(facts: ModuleFacts, fn: ast.AST | None, name: str, depth: int = 3) -> bool:
@@ -573,9 +579,7 @@ def _python_state_changed_elsewhere(facts: ModuleFacts, fn: ast.AST) -> dict[str
 
 
 def _python_state_of(facts: ModuleFacts, cls: ast.ClassDef, fn: ast.AST) -> dict[str, str]:
-    variables = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign)
-                 and isinstance(node.value, ast.Call) and facts.qualname(node.value.func) == "tensorflow.Variable"
-                 for target in node.targets if isinstance(target, ast.Attribute)}
+    variables = _variable_attributes(facts, cls)
     changed: dict[str, str] = {}
     for method in cls.body:
         if not isinstance(method, FunctionNode) or method is fn or method.name in ("__init__", "build"):

@@ -164,10 +164,14 @@ def _passes_loop_strings(facts: ModuleFacts, call: ast.Call) -> bool:
     string made from the loop's item (``str(x)``, an f-string, ``os.path.join(d, x)``), or the
     item of a loop over file names (``os.listdir``, ``glob``, ``iterdir``). A tf.function traces
     once per distinct Python string: one trace per call."""
-    targets = {n.id for loop in facts.enclosing_loops(call) if isinstance(loop, (ast.For, ast.AsyncFor))
-               for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    over_files = {n.id for loop in facts.enclosing_loops(call) if isinstance(loop, (ast.For, ast.AsyncFor))
-                  and _lists_files(facts, loop.iter) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    targets: set[str] = set()  # the items of the loops around the call
+    over_files: set[str] = set()  # of those, the ones a loop over file names gives
+    for loop in facts.enclosing_loops(call):
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            targets |= names
+            if _lists_files(facts, loop.iter):
+                over_files |= names
     for argument in [*call.args, *(k.value for k in call.keywords)]:
         if isinstance(argument, ast.Name) and argument.id in over_files:
             return True

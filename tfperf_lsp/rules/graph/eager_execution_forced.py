@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from tfperf_lsp.analysis.astutil import is_true, keyword
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_names
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_defaults, parameter_names
 from tfperf_lsp.analysis.fits import few_steps, fit_uses
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
@@ -250,11 +250,7 @@ def _true_default(facts: ModuleFacts, at: ast.AST, name: str) -> ast.expr | None
     fn = facts.enclosing_function(at)
     if fn is None or name in facts.assignments_in(fn):
         return None
-    args = fn.args
-    positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    default = defaults.get(name)
+    default = parameter_defaults(fn).get(name)
     return default if default is not None and is_true(default) else None
 
 

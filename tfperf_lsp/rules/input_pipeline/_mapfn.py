@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, parameter_defaults
 
 _EXPENSIVE_PREFIXES = (
     "tensorflow.io.decode_", "tensorflow.io.parse_", "tensorflow.io.read_file", "tensorflow.image.decode_",
@@ -150,11 +150,7 @@ def _switched_off(fn: Function) -> set[int]:
     to ``map`` directly, the function gets the element's components only, so the flag keeps its
     default and that branch is never traced (``read_and_preprocess(img, label,
     random_augment=False)``: its random crops run only when a wrapper passes True)."""
-    args = fn.args
-    positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    flags = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and not d.value}
+    flags = {name for name, d in parameter_defaults(fn).items() if isinstance(d, ast.Constant) and not d.value}
     skipped: set[int] = set()
     if not flags or not isinstance(fn, FunctionNode):
         return skipped
