@@ -195,3 +195,112 @@ def test_predict_on_a_tf_keras_model_built_in_another_file_of_a_file_without_ten
     # a standalone Keras builder (no TensorFlow in the project file either): silent, as before
     (tmp_path / "nets" / "unet.py").write_text(_UNET.replace("tensorflow.keras", "keras"))
     assert not analyze(_DETECT, str(detect), workspace=WorkspaceIndex([str(tmp_path)])).findings
+
+
+_EAGER_POSE_STEP = """\
+import tensorflow as tf
+from core.make_ground_truth import GroundTruth
+from core.metric import PCK
+from core import sampling
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(17)])
+optimizer = tf.keras.optimizers.Adam()
+pck = PCK()
+
+
+def train_step(batch):
+    gt = GroundTruth(batch)
+    images, target = gt.get_ground_truth()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(images) - target))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    accuracy = pck(model(images), target)
+    negatives = sampling.negatives(target)
+
+
+for epoch in range(100):
+    for batch in dataset:
+        train_step(batch)
+"""
+
+
+def _eager_step_beside(tmp_path, ground_truth: str, metric: str, sampling: str):
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "make_ground_truth.py").write_text(textwrap.dedent(ground_truth))
+    (tmp_path / "core" / "metric.py").write_text(textwrap.dedent(metric))
+    (tmp_path / "core" / "sampling.py").write_text(textwrap.dedent(sampling))
+    train = tmp_path / "train.py"
+    train.write_text(_EAGER_POSE_STEP)
+    analysis = analyze(_EAGER_POSE_STEP, str(train), workspace=WorkspaceIndex([str(tmp_path)]))
+    return [f for f in analysis.findings if f.code == "TFP301"]
+
+
+def test_an_eager_step_whose_helpers_in_other_modules_use_numpy(tmp_path):
+    """HRNet_Pose_Estimation_TensorFlow2 (round 58): the step builds its ground truth with a
+    class of core/ that calls ``.numpy()``, and scores with a NumPy metric; tf_geometric's
+    ``negative_sampling`` draws with ``.astype``. Decorated as the finding said, the step fails:
+    the finding names what blocks it and offers no fix."""
+    [finding] = _eager_step_beside(
+        tmp_path,
+        """\
+        import numpy as np
+
+        class GroundTruth:
+            def __init__(self, batch):
+                self.batch = batch
+
+            def get_ground_truth(self):
+                names = self.batch["name"].numpy()
+                return self.batch["image"], np.zeros((len(names), 17))
+        """,
+        """\
+        import numpy as np
+
+        class PCK:
+            def __call__(self, output, target):
+                return np.array(output) - np.array(target)
+        """,
+        """\
+        def negatives(target):
+            return target.astype("int32")
+        """,
+    )
+    assert "calls gt.get_ground_truth(), which calls .numpy()" in finding.message
+    assert "calls pck(), which calls numpy.array" in finding.message
+    assert "calls sampling.negatives(), which calls .astype()" in finding.message
+    assert finding.fix_title is None
+
+
+def test_an_eager_step_whose_helpers_in_other_modules_are_graph_safe(tmp_path):
+    """The same step with TensorFlow-only helpers: decorating it is the whole fix."""
+    [finding] = _eager_step_beside(
+        tmp_path,
+        """\
+        import tensorflow as tf
+
+        class GroundTruth:
+            def __init__(self, batch):
+                self.batch = batch
+
+            def get_ground_truth(self):
+                return self.batch["image"], tf.zeros([17])
+        """,
+        """\
+        import tensorflow as tf
+
+        class PCK:
+            def __call__(self, output, target):
+                return tf.reduce_mean(output - target)
+        """,
+        """\
+        import tensorflow as tf
+
+        def negatives(target):
+            return tf.random.shuffle(target)
+        """,
+    )
+    assert "graph-safe" not in finding.message
+    assert finding.fix_title == "Decorate with @tf.function"

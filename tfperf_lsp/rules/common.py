@@ -384,7 +384,7 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         if not isinstance(node, ast.Call):
             if changed and self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr in changed:
                 read.setdefault(node.attr, changed[node.attr])
-            elif isinstance(node, ast.Global):
+            elif isinstance(node, ast.Global) and not _created_once(fn, node.names):
                 reasons.append("assigns a global")
             elif isinstance(node, ast.AugAssign) and self_attribute(node.target) and isinstance(fn, FunctionNode):
                 # ``self.train_steps += 1``: a trace runs it once, then the count stops
@@ -426,9 +426,12 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             # ``for pb, t in zip(probs, adv)`` over a model's output: Python iterates the tensor,
             # which a graph refuses (OperatorNotAllowedInGraphError; AutoGraph converts only ``for x in t``)
             reasons.append(f"iterates the tensor `{tensor}` with {func.id}() (not allowed in a graph)")
-        elif isinstance(func, ast.Name) and func.id in ("float", "int", "bool") and node.args:
+        elif isinstance(func, ast.Name) and func.id in ("float", "int", "bool") and node.args \
+                and not _static(facts, node.args[0]):
             reasons.append(f"converts a value with {func.id}()")
-        elif qualname and qualname.split(".")[0] in ("numpy", "time", "random", "pandas"):
+        elif qualname and qualname.split(".")[0] in ("numpy", "time", "random", "pandas") and not (
+            qualname.startswith("numpy.") and not qualname.startswith("numpy.random.") and all(_static(facts, a) for a in [*node.args, *(k.value for k in node.keywords)])
+        ):
             reasons.append(f"calls {qualname}")
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and not (
             isinstance(func.value, ast.Name) and func.value.id in local
@@ -442,6 +445,147 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         numbers = "Python numbers that" if len(read) > 1 else "a Python number that"
         reasons.append(f"reads {names}, {numbers} {changers} changes between calls (a trace keeps what it read)")
     return sorted(set(reasons))
+
+
+def _static(facts: ModuleFacts, expr: ast.AST, depth: int = 2) -> bool:
+    """``expr`` is known while tracing, so Python and NumPy may compute with it in a tf.function:
+    a constant, a static shape (``x.shape[1]``, ``len(x.shape)``, ``x.ndim``), arithmetic on
+    those, or a name assigned one (``dims = len(t.shape)`` before ``np.arange(1, dims - 1)``)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in ("shape", "ndim")
+    if isinstance(expr, ast.Subscript):
+        return _static(facts, expr.value, depth)
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "len":
+            return True
+        return isinstance(expr.func, ast.Attribute) and expr.func.attr == "as_list" and _static(facts, expr.func.value, depth)
+    if isinstance(expr, ast.BinOp):
+        return _static(facts, expr.left, depth) and _static(facts, expr.right, depth)
+    if isinstance(expr, ast.UnaryOp):
+        return _static(facts, expr.operand, depth)
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return all(_static(facts, e, depth) for e in expr.elts)
+    if isinstance(expr, ast.Name) and depth > 0:
+        # not a list or tuple through a name: ``rewards = []`` is then appended to
+        assignment = facts.reaching_assignment(expr)
+        return isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 \
+            and isinstance(assignment.targets[0], ast.Name) and not isinstance(assignment.value, (ast.List, ast.Tuple)) \
+            and _static(facts, assignment.value, depth - 1)
+    return False
+
+
+def _created_once(fn: ast.AST, names: list[str]) -> bool:
+    """Every assignment in ``fn`` to the globals ``names`` is under ``if name is None:``: an object
+    made on the first call and kept (``_b_acc = tf.keras.metrics.BinaryAccuracy()``), which a
+    tf.function makes on its first trace, as it may."""
+    for node in walk_same_scope(fn):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in names and not _under_is_none(fn, node, target.id):
+                return False
+    return True
+
+
+def _under_is_none(fn: ast.AST, assignment: ast.AST, name: str) -> bool:
+    for node in walk_same_scope(fn):
+        if isinstance(node, ast.If) and any(assignment is s for s in node.body):
+            test = node.test
+            return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name \
+                and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+    return False
+
+
+def imported_blockers(ctx: RuleContext, scope: ast.AST) -> list[str]:
+    """What is not graph-safe (``graph_blockers``, in that file) in the defs of the project's other
+    files that ``scope`` calls: an imported function (``monotonic_alignment_search(...)``,
+    ``utils.sample(...)``), or a method of an object made from an imported class (``gt =
+    GroundTruth(cfg, batch)`` before ``gt.get_ground_truth()``; ``pck(y, t)`` with ``pck = PCK()``
+    runs its ``__call__``). A Keras step that hands its batch to a NumPy helper of another module
+    cannot be traced as it is."""
+    if ctx.workspace is None or ctx.path is None or not ctx.facts.imports.bindings:
+        return []
+    reasons = set()
+    for node in walk_same_scope(scope):
+        if isinstance(node, ast.Call) and (callee := _imported_callee(ctx, node)) is not None:
+            other, fn = callee
+            if inside := graph_blockers(other, fn, depth=1):
+                reasons.add(f"calls {ast.unparse(node.func)}(), which {inside[0]}")
+    return sorted(reasons)
+
+
+def _imported_callee(ctx: RuleContext, call: ast.Call) -> tuple[ModuleFacts, ast.AST] | None:
+    """The def of another file of the project that ``call`` runs (with that file's facts)."""
+    facts = ctx.facts
+    bindings = facts.imports.bindings
+    func = call.func
+    if isinstance(func, ast.Name):
+        if func.id in bindings:
+            return _imported_def(ctx, func.id, None)
+        cls = _imported_class_of(ctx, func)  # ``pck(y, t)`` with ``pck = PCK()``
+        return _method(cls, "__call__") or _method(cls, "call")
+    if not isinstance(func, ast.Attribute):
+        return None
+    holder = func.value
+    if isinstance(holder, ast.Name) and holder.id in bindings:
+        return _imported_def(ctx, holder.id, func.attr)  # ``utils.sample(...)``
+    if isinstance(holder, (ast.Name, ast.Call)):
+        return _method(_imported_class_of(ctx, holder), func.attr)
+    return None
+
+
+def _imported_def(ctx: RuleContext, name: str, attribute: str | None) -> tuple[ModuleFacts, ast.AST] | None:
+    found = _imported_node(ctx, name, attribute)
+    return found if found is not None and isinstance(found[1], FunctionNode) else None
+
+
+def _imported_class_of(ctx: RuleContext, holder: ast.Name | ast.Call) -> tuple[ModuleFacts, ast.ClassDef] | None:
+    """The imported class whose object ``holder`` holds: ``gt`` after ``gt = GroundTruth(...)``, or
+    the call itself (``GroundTruth(cfg, batch).get_ground_truth()``)."""
+    value: ast.AST | None = holder
+    if isinstance(holder, ast.Name):
+        value = getattr(ctx.facts.reaching_assignment_at(holder.id, holder), "value", None)
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    bindings = ctx.facts.imports.bindings
+    if isinstance(func, ast.Name) and func.id in bindings:
+        found = _imported_node(ctx, func.id, None)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in bindings:
+        found = _imported_node(ctx, func.value.id, func.attr)
+    else:
+        return None
+    return (found[0], found[1]) if found is not None and isinstance(found[1], ast.ClassDef) else None
+
+
+def _method(cls: tuple[ModuleFacts, ast.ClassDef] | None, name: str) -> tuple[ModuleFacts, ast.AST] | None:
+    """The method ``name`` written in the class body (not one it inherits)."""
+    if cls is None:
+        return None
+    facts, node = cls
+    method = next((s for s in node.body if isinstance(s, FunctionNode) and s.name == name), None)
+    return (facts, method) if method is not None else None
+
+
+def _imported_node(ctx: RuleContext, name: str, attribute: str | None) -> tuple[ModuleFacts, ast.AST] | None:
+    """The top-level def or class of another workspace file that the imported ``name`` (or its
+    ``attribute``) binds, looked up once per analysis."""
+    answers = ctx.derived(_imported_nodes)
+    key = (name, attribute)
+    if key not in answers:
+        found = ctx.workspace.imported_definition(ctx.facts, name, ctx.path, attribute) if ctx.workspace else None
+        answers[key] = None
+        if found is not None:
+            target, node, target_path = found
+            ctx.dependencies.add(target_path)
+            answers[key] = (target, node)
+    return answers[key]
+
+
+def _imported_nodes(ctx: RuleContext) -> dict[tuple[str, str | None], tuple[ModuleFacts, ast.AST] | None]:
+    return {}
 
 
 def _tensor_iterated(facts: ModuleFacts, fn: ast.AST, call: ast.Call) -> str | None:
@@ -634,10 +778,15 @@ def tf_op_count(facts: ModuleFacts, fn: ast.AST) -> int:
     )
 
 
+# Calls that place or name ops but run none (``with tf.device('/gpu:%i' % i):`` in a tower loop).
+_PLACEMENT = frozenset({"tensorflow.device", "tensorflow.name_scope"})
+
+
 def has_python_loop_with_tf_ops(facts: ModuleFacts, fn: ast.AST) -> bool:
     for node in walk_same_scope(fn):
         if isinstance(node, (ast.For, ast.While)):
-            if any(isinstance(n, ast.Call) and facts.imports.is_tensorflow(facts.qualname(n.func)) for n in ast.walk(node)):
+            if any(isinstance(n, ast.Call) and facts.imports.is_tensorflow(q := facts.qualname(n.func)) and q not in _PLACEMENT
+                   for n in ast.walk(node)):
                 return True
     return False
 

@@ -10,7 +10,7 @@ from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.loopvalues import varying_scalar
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_pretrained, graph_blockers, has_python_loop_with_tf_ops, hot_calls, tf_op_count
+from tfperf_lsp.rules.common import calls_pretrained, graph_blockers, has_python_loop_with_tf_ops, imported_blockers, hot_calls, tf_op_count
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.graph.eager_train_step import decorate_with_tf_function
 
@@ -117,7 +117,8 @@ class CostlyEagerFunction(Rule):
                 continue  # ``for _ in range(5): reply = inference(reply)`` once after training: a trace would not pay
             if isinstance(call.node, ast.Call) and _in_training_step(facts, hot, call.node):
                 continue  # TFP301 wraps the whole step, this helper with it
-            if isinstance(call.node, ast.Call) and (_passes_loop_numbers(facts, call.node) or _passes_loop_strings(facts, call.node)):
+            if isinstance(call.node, ast.Call) and (_passes_loop_numbers(facts, call.node) or _passes_loop_strings(facts, call.node)
+                                                  or _passes_a_list_built_here(call.node)):
                 retraced.add(call.name)  # as a tf.function it would trace again on every call
             sites.setdefault(call.name, cast(ast.expr, call.node).lineno)  # a Call or a timeit string
         for fn in facts.functions:
@@ -129,7 +130,7 @@ class CostlyEagerFunction(Rule):
                 continue
             if not (has_python_loop_with_tf_ops(facts, fn) or tf_op_count(facts, fn) >= MANY_OPS):
                 continue
-            if graph_blockers(facts, fn) or hot.why_cold(fn.body[0]) or hot.is_layer_application_builder(fn):
+            if graph_blockers(facts, fn) or imported_blockers(ctx, fn) or hot.why_cold(fn.body[0]) or hot.is_layer_application_builder(fn):
                 continue
             if not _runs_tensorflow_ops(facts, fn):
                 continue  # tf.compat.as_bytes, tf.io.gfile, ...: Python helpers, nothing to graph
@@ -157,6 +158,15 @@ def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:
     loops = facts.enclosing_loops(call)
     arguments = [*call.args, *(k.value for k in call.keywords)]
     return any(varying_scalar(facts, argument, loops) is not None for argument in arguments)
+
+
+def _passes_a_list_built_here(call: ast.Call) -> bool:
+    """``nll(labels, current_logits + [logits])``: a Python list made at the call. A tf.function
+    traces once per list length and element shapes, so an ensemble grown one model at a time
+    traces again on every size (Hyperparameter_Ensembles' greedy selection)."""
+    def built(node: ast.expr) -> bool:
+        return isinstance(node, (ast.List, ast.ListComp)) or isinstance(node, ast.BinOp) and (built(node.left) or built(node.right))
+    return any(built(argument) for argument in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _passes_loop_strings(facts: ModuleFacts, call: ast.Call) -> bool:

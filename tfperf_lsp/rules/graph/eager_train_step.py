@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.facts import ModuleFacts, argument_for, parameter_names
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import calls_pretrained, decorator_edit, graph_blockers, hot_calls, tf_alias, tf_function_commented_out
+from tfperf_lsp.rules.common import calls_pretrained, decorator_edit, graph_blockers, hot_calls, imported_blockers, tf_alias, tf_function_commented_out
 from tfperf_lsp.rules.context import RuleContext
 
 _TAPE = "tensorflow.GradientTape"
@@ -68,8 +68,12 @@ class EagerTrainStep(Rule):
     each step is part of the step loop: reported.) The fix is withheld
     when the step does things a graph runs differently: `.numpy()`, `print`, NumPy or `time`
     calls, `float()` of tensors, appends to outer lists, Keras' `.predict()`/`.fit()`, or a call
-    of a local helper that does; the message then says what to make graph-safe first (for a
-    step written in the loop body too).
+    of a local helper that does, or of a function or method imported from another file of the
+    project that does (`gt = GroundTruth(cfg, batch); gt.get_ground_truth()`); the message then
+    says what to make graph-safe first (for a step written in the loop body too). NumPy and
+    `int()` on what is known while tracing (`np.arange(1, len(x.shape))`, `int(x.shape[1])`,
+    `np.log(2.)`) are graph-safe, and so is a global metric made on the first call (`if _acc is
+    None: _acc = ...`); NumPy's random draws are not (a trace freezes them).
 
     ## Fix
     Decorate the step with `@tf.function` (quick fix, marked unsafe: Python side effects now run
@@ -148,7 +152,7 @@ class EagerTrainStep(Rule):
                 continue  # once per episode, on that episode's steps: the rollout sets the pace
             if tf_function_commented_out(ctx, fn):
                 continue  # ``# @tf.function  # not working``: the author turned it off on purpose
-            blockers = graph_blockers(facts, fn)
+            blockers = sorted({*graph_blockers(facts, fn), *imported_blockers(ctx, fn)})
             # what the step is fed, from the loops that call it: batches padded each to its own
             # length, or another library's objects (each a new trace of a plain tf.function)
             call_loops = [loop for call in facts.calls_by_def.get(fn, []) for loop in facts.enclosing_loops(call)[:1]]
@@ -224,7 +228,7 @@ class EagerTrainStep(Rule):
                 continue  # ``for x, y in main_dataset:`` with ``main_dataset`` defined nowhere: an illustration
             reported.add(with_stmt)
             reported_loops.add(loops[0])
-            blockers = graph_blockers(facts, with_stmt)
+            blockers = sorted({*graph_blockers(facts, with_stmt), *imported_blockers(ctx, with_stmt)})
             varying = _padded_to_each_batch(ctx, loops)
             objects = _python_objects_per_step(facts, loops[0])
             doubles = _float64_operand(facts, with_stmt)
