@@ -81,7 +81,7 @@ seen_outputs = []
 @tf.function
 def noisy_step(x):
     # expect: C2
-    print("noisy_step called")
+    print("noisy_step got", x)
     # expect: C2
     noise = np.random.normal(scale=0.1)
     # expect: C2

@@ -9,12 +9,12 @@ GOOD = textwrap.dedent(
 
     @tf.function
     def f(x):
-        print("a")
+        print("a", x)
         return x
 
     @tf.function
     def g(x):
-        print("b")
+        print("b", x)
         return x
     """
 )
@@ -24,7 +24,7 @@ def test_findings_are_kept_and_moved_while_the_file_is_broken():
     session = DocumentSession()
     good = session.update(GOOD)
     assert [f.span.start.line for f in good.findings] == [4, 9]
-    broken = GOOD.replace('print("a")', 'print("a"').replace("import tensorflow as tf\n", "import tensorflow as tf\n\n")
+    broken = GOOD.replace('print("a", x)', 'print("a", x').replace("import tensorflow as tf\n", "import tensorflow as tf\n\n")
     analysis = session.update(broken)
     assert analysis.parse_error is not None and analysis.stale
     # line 4 changed (it is where the typing happens): dropped; line 9 moved to 10

@@ -304,3 +304,50 @@ def test_an_eager_step_whose_helpers_in_other_modules_are_graph_safe(tmp_path):
     )
     assert "graph-safe" not in finding.message
     assert finding.fix_title == "Decorate with @tf.function"
+
+
+def test_predict_of_a_model_class_imported_from_another_file_that_defines_its_own(tmp_path):
+    """horoiwa/deep_reinforcement_learning_gallery (round 59): ``QNetwork`` in models.py defines
+    ``predict`` as ``self(states).numpy()``; an agent calls ``self.q_network.predict(state)`` on
+    every environment step. Not Keras' predict: nothing to report. The same agent with a plain
+    Keras model is reported."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    model = "import tensorflow as tf\n\n\nclass QNetwork(tf.keras.Model):\n    def __init__(self):\n        super().__init__()\n" \
+            "        self.dense = tf.keras.layers.Dense(2)\n\n    def call(self, x):\n        return self.dense(x)\n"
+    (tmp_path / "models.py").write_text(model + "\n    def predict(self, states):\n        return self(states).numpy()\n")
+    (tmp_path / "plain.py").write_text(model)
+    agent = textwrap.dedent(
+        """\
+        import gym
+        import numpy as np
+        import tensorflow as tf
+        from {module} import QNetwork
+
+
+        class Agent:
+            def __init__(self):
+                self.q_network = QNetwork()
+                self.env = gym.make("CartPole-v1")
+
+            def act(self, state):
+                return int(np.argmax(self.q_network.predict(state[None])))
+
+            def play(self, episodes):
+                for _ in range(episodes):
+                    state, done = self.env.reset(), False
+                    while not done:
+                        state, reward, done, info = self.env.step(self.act(state))
+
+
+        Agent().play(1000)
+        """
+    )
+    codes = {}
+    for module in ("models", "plain"):
+        train = tmp_path / f"agent_{module}.py"
+        code = agent.format(module=module)
+        train.write_text(code)
+        codes[module] = [f.code for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings]
+    assert "TFP801" not in codes["models"]
+    assert "TFP801" in codes["plain"]

@@ -541,6 +541,18 @@ def _imported_def(ctx: RuleContext, name: str, attribute: str | None) -> tuple[M
     return found if found is not None and isinstance(found[1], FunctionNode) else None
 
 
+def imported_class_defines(ctx: RuleContext, holder: ast.expr, method: str) -> bool:
+    """``holder`` (``net``, ``self.q_network``) holds an object of a class imported from another
+    file of the project whose body defines ``method`` (a model class with its own ``predict``)."""
+    if ctx.workspace is None or ctx.path is None:
+        return False
+    if self_attribute(holder):
+        values = ctx.facts.self_attribute_values(holder)
+        return bool(values) and all(isinstance(value, ast.Call) and _method(_imported_class_of(ctx, value), method)
+                                    for value in values)
+    return isinstance(holder, (ast.Name, ast.Call)) and _method(_imported_class_of(ctx, holder), method) is not None
+
+
 def _imported_class_of(ctx: RuleContext, holder: ast.Name | ast.Call) -> tuple[ModuleFacts, ast.ClassDef] | None:
     """The imported class whose object ``holder`` holds: ``gt`` after ``gt = GroundTruth(...)``, or
     the call itself (``GroundTruth(cfg, batch).get_ground_truth()``)."""

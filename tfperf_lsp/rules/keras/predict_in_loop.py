@@ -13,7 +13,7 @@ from tfperf_lsp.analysis.models import TRAINING_CALLS, assigned_in, model_classe
 from tfperf_lsp.model import Finding, Fix, Severity
 from tfperf_lsp.rewrite.cst import replace_in_statement, with_keyword
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_by_imported,
+from tfperf_lsp.rules.common import (CLOCKS, DATASET_SOURCES, DATASET_TRANSFORMATIONS, RECURRENT_LAYERS, built_by_imported, imported_class_defines,
                                      holds_pretrained_model, keras_layer, keras_layers_in_file, reads_a_clock)
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import (keras_predict_call, model_construction, multi_output, other_keras_backend, outputs_distribution,
@@ -217,8 +217,8 @@ class PredictInLoop(Rule):
             kind = receiver_kind(facts, call) if tf_file else _tf_model_from_project(ctx, receiver)
             if kind is None:
                 continue
-            if overrides(facts, receiver, "predict"):
-                continue  # the model's class defines its own predict (``class DB_VAE(Model): def predict``)
+            if overrides(facts, receiver, "predict") or imported_class_defines(ctx, receiver, "predict"):
+                continue  # the model's class (here or in another file) defines its own predict (``class DB_VAE(Model): def predict``)
             if holds_pretrained_model(ctx, receiver):
                 continue  # a pretrained network (InceptionV3 on 299x299 images): its compute, not predict's setup, sets the pace
             if _volumetric(facts):
@@ -338,8 +338,8 @@ class PredictInLoop(Rule):
             kind = receiver_kind(facts, call) if tf_file else _tf_model_from_project(ctx, receiver)
             if kind is None:
                 continue
-            if overrides(facts, receiver, "predict") or holds_pretrained_model(ctx, receiver) \
-                    or outputs_distribution(facts, receiver, call):
+            if overrides(facts, receiver, "predict") or imported_class_defines(ctx, receiver, "predict") \
+                    or holds_pretrained_model(ctx, receiver) or outputs_distribution(facts, receiver, call):
                 continue  # the same exemptions as a predict written in the loop
             if _recurrent(facts, receiver, call):
                 continue  # a direct call runs a recurrent model's time loop op by op: no gain

@@ -46,6 +46,7 @@ class PerElementMap(Rule):
     ## When it stays silent
     When the `map_fn` runs once: at module level outside any loop (a guide's demo on a toy
     tensor), or in a def that module-level code outside loops calls once (a plotting helper).
+    When the file maps the same lambda with `tf.vectorized_map` too (a notebook timing the two).
     When the `map_fn` is in a function a `tf.data` pipeline maps (`ds.map(split_target)`): tf.data
     runs it on its own threads, once per batch, ahead of the training step. When `f` is unknown
     (a Keras layer, a method, a function from another module), calls something that is not
@@ -207,6 +208,8 @@ class PerElementMap(Rule):
             return None  # tf.data runs it on its own threads, once per batch, ahead of the step
         if _runs_once(ctx, call):
             return None  # a module-level demo, or a def the file calls once: nothing to gain
+        if _compared_with_vectorized_map(facts, fn):
+            return None  # the file maps the same function with tf.vectorized_map too: it compares them
         fn_text = ctx.source.segment(fn)
         shown = fn_text if not isinstance(fn, ast.Lambda) else "the lambda"
         qualname = facts.qualname(fn) or ""
@@ -352,6 +355,20 @@ def _runs_once(ctx: RuleContext, call: ast.Call) -> bool:
         return True
     callers = facts.calls_by_def.get(fn, [])
     return len(callers) == 1 and facts.enclosing_function(callers[0]) is None and not facts.enclosing_loops(callers[0])
+
+
+def _compared_with_vectorized_map(facts: ModuleFacts, fn: ast.expr) -> bool:
+    """The file also runs ``tf.vectorized_map`` over the same lambda, written again: a notebook
+    timing ``map_fn`` against ``vectorized_map`` shows the slow form on purpose. (A named function
+    mapped both ways may serve two code paths: still reported.)"""
+    if not isinstance(fn, ast.Lambda):
+        return False
+    dumped = ast.dump(fn)
+    for other in facts.calls_named("vectorized_map"):
+        mapped = other.args[0] if other.args else keyword(other, "fn")
+        if facts.qualname(other.func) == "tensorflow.vectorized_map" and mapped is not None and ast.dump(mapped) == dumped:
+            return True
+    return False
 
 
 def _in_a_pipeline_function(ctx: RuleContext, call: ast.Call) -> bool:
