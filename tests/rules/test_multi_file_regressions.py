@@ -351,3 +351,56 @@ def test_predict_of_a_model_class_imported_from_another_file_that_defines_its_ow
         codes[module] = [f.code for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings]
     assert "TFP801" not in codes["models"]
     assert "TFP801" in codes["plain"]
+
+
+def test_an_agent_update_that_samples_a_replay_buffer_of_another_file(tmp_path):
+    """horoiwa's DQN (round 59): ``update_network`` draws its minibatch from
+    ``self.replay_buffer`` (a class of buffer.py using ``np.random.choice``). Decorated as it is,
+    the draw would run once, at trace time, and every update would train on that one minibatch:
+    the finding names the draw and offers no fix."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    (tmp_path / "buffer.py").write_text(textwrap.dedent(
+        """\
+        import numpy as np
+
+
+        class ReplayBuffer:
+            def __init__(self):
+                self.buffer = []
+
+            def get_minibatch(self, batch_size):
+                indices = np.random.choice(np.arange(len(self.buffer)), replace=False, size=batch_size)
+                return np.stack([self.buffer[i] for i in indices])
+        """))
+    code = textwrap.dedent(
+        """\
+        import numpy as np
+        import tensorflow as tf
+        from buffer import ReplayBuffer
+
+
+        class Agent:
+            def __init__(self):
+                self.replay_buffer = ReplayBuffer()
+                self.qnet = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                self.optimizer = tf.keras.optimizers.Adam()
+
+            def update_network(self):
+                states = self.replay_buffer.get_minibatch(32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(self.qnet(states))
+                grads = tape.gradient(loss, self.qnet.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.qnet.trainable_variables))
+
+
+        agent = Agent()
+        for step in range(100000):
+            agent.update_network()
+        """
+    )
+    train = tmp_path / "main.py"
+    train.write_text(code)
+    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    assert "calls self.replay_buffer.get_minibatch(), which calls numpy.random.choice" in finding.message
+    assert finding.fix_title is None

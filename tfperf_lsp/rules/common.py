@@ -447,14 +447,17 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
     return sorted(set(reasons))
 
 
+_NUMPY_CONSTANTS = frozenset({"numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "numpy.newaxis"})
+
+
 def _static(facts: ModuleFacts, expr: ast.AST, depth: int = 2) -> bool:
     """``expr`` is known while tracing, so Python and NumPy may compute with it in a tf.function:
-    a constant, a static shape (``x.shape[1]``, ``len(x.shape)``, ``x.ndim``), arithmetic on
+    a constant (``np.pi`` too), a static shape (``x.shape[1]``, ``len(x.shape)``, ``x.ndim``), arithmetic on
     those, or a name assigned one (``dims = len(t.shape)`` before ``np.arange(1, dims - 1)``)."""
     if isinstance(expr, ast.Constant):
         return True
     if isinstance(expr, ast.Attribute):
-        return expr.attr in ("shape", "ndim")
+        return expr.attr in ("shape", "ndim") or facts.qualname(expr) in _NUMPY_CONSTANTS
     if isinstance(expr, ast.Subscript):
         return _static(facts, expr.value, depth)
     if isinstance(expr, ast.Call):
@@ -512,7 +515,9 @@ def imported_blockers(ctx: RuleContext, scope: ast.AST) -> list[str]:
         if isinstance(node, ast.Call) and (callee := _imported_callee(ctx, node)) is not None:
             other, fn = callee
             if inside := graph_blockers(other, fn, depth=1):
-                reasons.add(f"calls {ast.unparse(node.func)}(), which {inside[0]}")
+                # a random draw first: a trace would freeze it (one minibatch, sampled once)
+                shown = next((reason for reason in inside if "random" in reason), inside[0])
+                reasons.add(f"calls {ast.unparse(node.func)}(), which {shown}")
     return sorted(reasons)
 
 
@@ -533,6 +538,11 @@ def _imported_callee(ctx: RuleContext, call: ast.Call) -> tuple[ModuleFacts, ast
         return _imported_def(ctx, holder.id, func.attr)  # ``utils.sample(...)``
     if isinstance(holder, (ast.Name, ast.Call)):
         return _method(_imported_class_of(ctx, holder), func.attr)
+    if self_attribute(holder):  # ``self.replay_buffer.get_minibatch(n)``, ``self.replay_buffer = ReplayBuffer(...)``
+        values = facts.self_attribute_values(holder)
+        methods = [_method(_imported_class_of(ctx, value), func.attr) if isinstance(value, ast.Call) else None
+                   for value in values]
+        return methods[0] if methods and all(m is not None and m[1] is methods[0][1] for m in methods) else None
     return None
 
 
