@@ -542,7 +542,8 @@ def _imported_callee(ctx: RuleContext, call: ast.Call) -> tuple[ModuleFacts, ast
         values = facts.self_attribute_values(holder)
         methods = [_method(_imported_class_of(ctx, value), func.attr) if isinstance(value, ast.Call) else None
                    for value in values]
-        return methods[0] if methods and all(m is not None and m[1] is methods[0][1] for m in methods) else None
+        first = methods[0] if methods else None
+        return first if first is not None and all(m is not None and m[1] is first[1] for m in methods) else None
     return None
 
 
