@@ -46,6 +46,9 @@ class HostSyncInLoop(Rule):
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
     When the value is thrown away (`_ = loss.numpy()`, a bare `loss.numpy()`): then waiting is
     the point, as in a loop that times its steps.
+    When a progress bar shows the step's result on every iteration (tqdm's `set_description`,
+    `set_postfix` or `desc`, Keras' `Progbar.update`): the author asked to see each step's loss,
+    which waits for the step as Keras' own `fit` bar does.
     When the code writes down that the loop runs 500 steps or fewer in all (`for step in
     range(40)` at module level): a teaching loop that prints its loss.
     When the step itself runs eagerly (a hand-written step without `tf.function`, or a function
@@ -110,6 +113,8 @@ class HostSyncInLoop(Rule):
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
             if _kept_reads_of_other_values(facts, loop, {id(node) for node, _ in syncs}, outputs):
                 continue  # every iteration waits there anyway (MCMC samples recorded per step): no wait to save
+            if _shown_live(facts, loop, outputs):
+                continue  # a progress bar shows the loss of every step: the author asked for that wait (as fit's bar does)
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
                 loops = facts.enclosing_loops(node)
                 if not loops or loops[0] is not loop or _conditional(facts, node, loop):
@@ -149,6 +154,40 @@ def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: s
         if loops and loops[0] is loop and not _conditional(facts, node, loop, set_flags=True) and not _discarded(facts, node):
             return True
     return False
+
+
+# A progress bar's per-step text (tqdm's ``set_description``/``set_postfix``, Keras' ``Progbar.update``).
+_LIVE_DISPLAY = frozenset({"set_description", "set_description_str", "set_postfix", "set_postfix_str", "update"})
+
+
+def _shown_live(facts: ModuleFacts, loop: ast.AST, outputs: Mapping[str, object]) -> bool:
+    """On every iteration the loop shows a step result on a progress bar
+    (``progress_bar.set_description("... loss {:.3f}".format(current_loss))``,
+    ``pbar.set_postfix(loss=float(loss))``, ``prog.desc = f"..."``, ``progbar.update(i, [("loss", loss)])``): formatting it
+    waits for the step, which is what a live display is for (Keras' own ``fit`` bar reads the logs
+    of every step too), so reading the same value into a list costs no extra wait."""
+    for node in walk_same_scope(loop):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                and node.targets[0].attr in ("desc", "postfix"):
+            arguments = [node.value]  # ``prog.desc = f"Loss = {loss.numpy():.10f}"``
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LIVE_DISPLAY:
+            if node.func.attr == "update" and not _progress_bar(facts, node.func.value):
+                continue  # ``dict.update``, ``metric.update``...
+            arguments = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        shown = any(isinstance(n, ast.Name) and n.id in outputs for a in arguments for n in ast.walk(a))
+        loops = facts.enclosing_loops(node)
+        if shown and loops and loops[0] is loop and not _conditional(facts, node, loop):
+            return True
+    return False
+
+
+def _progress_bar(facts: ModuleFacts, holder: ast.expr) -> bool:
+    """``progbar`` bound to ``tf.keras.utils.Progbar(...)`` or ``tqdm(...)``."""
+    value = getattr(facts.reaching_assignment(holder), "value", None) if isinstance(holder, ast.Name) else None
+    qualname = (facts.qualname(value.func) if isinstance(value, ast.Call) else None) or ""
+    return qualname.endswith(".Progbar") or "tqdm" in qualname
 
 
 def _weights_read(node: ast.AST) -> bool:
