@@ -95,7 +95,9 @@ class PredictInLoop(Rule):
     `if step % 100 == 0:`), and loops that draw what they predict (`plt.imshow`, `display(...)`). For a
     benchmark of `predict` itself: the same input every time, in a loop that reads a clock on each
     iteration, and the warm-up loop right before it. For rows predicted chunk by chunk outside a
-    training loop (`x[i * b:(i + 1) * b]`, or `x[i:i + b]` with `range(0, n, b)`, `b` above 32), and
+    training loop (`x[i * b:(i + 1) * b]`, or `x[i:i + b]` with `range(0, n, b)`, `b` above 32), for
+    a tile of every row (`images[:, e:f, g:h, :]`, unless the array was made with one row), for one
+    call per cross-validation fold (`for train, test in folds.split(X, y)`, scikit-learn's splitters), and
     a generator or `Sequence` read by workers (`workers=`, `use_multiprocessing=`). For `predict` on a `tf.data` pipeline (built in
     the call, or bound to a name: `slices = ds.batch(64)`, `image_dataset_from_directory`), with a
     `batch_size` above predict's default of 32 (`predict(chunk, batch_size=100)`: large inputs,
@@ -243,7 +245,9 @@ class PredictInLoop(Rule):
                 continue  # predict on a dataset, or on each batch a loader or a tf.data pipeline yields
             if _large_batch_size(facts, call):
                 continue  # ``predict(chunk, batch_size=100)``: large inputs, batched on purpose
-            if x is not None and _chunk_of_rows(facts, x) and not ctx.hot.trains(loops[0], through_steps=False):
+            if _over_folds(facts, loops[0]):
+                continue  # ``for train_idx, test_idx in folds.split(X, y)``: a few folds, each predicting a whole split
+            if x is not None and (_chunk_of_rows(facts, x) or _every_row(facts, x)) and not ctx.hot.trains(loops[0], through_steps=False):
                 continue  # ``predict(x[i * b:(i + 1) * b])`` chunk by chunk, not beside a training step: batched
                 # inference (each call pays its setup once per batch of rows, as predict itself would)
             flow = LoopFlow(facts, loops[0]).carry(x) if x is not None and isinstance(loops[0], _LOOPS) else Carry()
@@ -421,6 +425,44 @@ def _strides_by(facts: ModuleFacts, index: ast.Name, width: ast.expr) -> bool:
             return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
                 and len(it.args) == 3 and ast.dump(it.args[2]) == ast.dump(width)
     return False
+
+
+def _every_row(facts: ModuleFacts, x: ast.expr | None, depth: int = 1) -> bool:
+    """``images[:, e:f, g:h, :]``: every row of the array (a tile of each image in a stack), also
+    through the name it is bound to: one call on a whole batch, which ``predict`` batches itself."""
+    if isinstance(x, ast.Name) and depth > 0:
+        return _every_row(facts, getattr(facts.reaching_assignment(x), "value", None), depth - 1)
+    if not (isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Tuple) and x.slice.elts):
+        return False
+    first = x.slice.elts[0]
+    if not (isinstance(first, ast.Slice) and first.lower is None and first.upper is None and first.step is None):
+        return False
+    # not when the array holds one row: ``X = np.zeros((1, length, vocab))`` before ``X[:, :i + 1, :]``
+    made = getattr(facts.reaching_assignment(x.value), "value", None) if isinstance(x.value, ast.Name) else None
+    shape = made.args[0] if isinstance(made, ast.Call) and made.args else None
+    if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "reshape":
+        shape = made.args[0] if len(made.args) == 1 else ast.Tuple(elts=list(made.args))
+    return not (isinstance(shape, (ast.Tuple, ast.List)) and shape.elts and isinstance(shape.elts[0], ast.Constant)
+                and shape.elts[0].value == 1)
+
+
+# scikit-learn's splitters: ``for train, test in KFold(5).split(X)`` runs once per fold.
+_SPLITTERS = frozenset({"KFold", "StratifiedKFold", "GroupKFold", "StratifiedGroupKFold", "ShuffleSplit",
+                        "StratifiedShuffleSplit", "GroupShuffleSplit", "RepeatedKFold", "RepeatedStratifiedKFold",
+                        "TimeSeriesSplit", "LeaveOneGroupOut", "PredefinedSplit"})
+
+
+def _over_folds(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """``for train_idx, test_idx in folds.split(X, y)`` with ``folds = StratifiedShuffleSplit(...)``:
+    a loop over cross-validation folds."""
+    iterable = loop.iter if isinstance(loop, ast.For) else None
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "split"):
+        return False
+    splitter: ast.AST | None = iterable.func.value
+    if isinstance(splitter, ast.Name):
+        splitter = getattr(facts.reaching_assignment(splitter), "value", None)
+    qualname = (facts.qualname(splitter.func) if isinstance(splitter, ast.Call) else None) or ""
+    return qualname.startswith("sklearn.") and qualname.rsplit(".", 1)[-1] in _SPLITTERS
 
 
 def _chunk_of_rows(facts: ModuleFacts, x: ast.expr | None, depth: int = 1) -> bool:
