@@ -419,6 +419,9 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls .{func.attr}(), which {inside[0]}")
         elif isinstance(func, ast.Attribute) and func.attr in _KERAS_LOOPS and not qualname:
             reasons.append(f"calls .{func.attr}() (fails in a tf.function)")
+        elif isinstance(func, ast.Attribute) and func.attr == "step" and "env" in ast.unparse(func.value).lower():
+            # a Gym environment steps in Python: the TensorFlow actor-critic tutorial wraps it in tf.numpy_function
+            reasons.append(f"calls {ast.unparse(func)}() (a Python environment: wrap it in `tf.numpy_function`)")
         elif isinstance(func, ast.Name) and func.id in ("print", "input", "open"):
             reasons.append(f"calls {func.id}()")
         elif isinstance(func, ast.Name) and func.id in ("zip", "enumerate") \
