@@ -124,3 +124,17 @@ def test_the_docs_say_where_a_rule_stays_silent_for_its_release():
     docs = rule_by_code("TFP804").markdown()
     assert "pins TensorFlow older than 2.6" in docs and "!pip install tensorflow==" in docs
     assert "pins TensorFlow" not in rule_by_code("TFP101").markdown()
+
+
+@pytest.mark.parametrize("requirement, reported", [
+    ("tensorflow==2.3", False),  # evopose2d: on 2.1-2.3 the experimental API is the only one
+    ("tensorflow==2.4.0", True),  # set_global_policy exists
+    (None, True),
+])
+def test_the_experimental_mixed_precision_api_is_right_on_a_project_pinned_before_2_4(tmp_path, requirement, reported):
+    (tmp_path / ".git").mkdir()
+    if requirement:
+        (tmp_path / "requirements.txt").write_text(requirement + "\n")
+    text = ("import tensorflow as tf\nfrom tensorflow.keras.mixed_precision import experimental as mixed_precision\n\n"
+            "policy = mixed_precision.Policy('mixed_float16')\nmixed_precision.set_policy(policy)\n")
+    assert ("TFP606" in _codes(tmp_path, "train.py", text)) is reported

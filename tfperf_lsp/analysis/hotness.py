@@ -440,12 +440,18 @@ class HotCode:
         return builds
 
     def is_layer_application_builder(self, fn: ast.AST) -> bool:
-        """A def whose body creates Keras layers and applies them: ``Dense(8)(x)`` builds, once."""
+        """A def whose body creates Keras layers and applies them: ``Dense(8)(x)`` builds, once;
+        so does ``conv1 = Conv2D(...)`` then ``x = conv1(x)`` (a ResNet block helper)."""
+        made: set[str] = set()  # names bound to a new layer
         for node in walk_same_scope(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
                 if (self.facts.qualname(node.func.func) or "").startswith("keras.layers."):
                     return True
-        return False
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call) and (self.facts.qualname(node.value.func) or "").startswith("keras.layers."):
+                made.add(node.targets[0].id)
+        return bool(made) and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in made
+                                  for node in walk_same_scope(fn))
 
     def why_cold(self, node: ast.AST) -> str | None:
         """Why ``node`` runs too rarely for performance advice to matter; None if it may be hot."""

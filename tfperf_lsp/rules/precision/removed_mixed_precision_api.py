@@ -23,6 +23,7 @@ class RemovedMixedPrecisionApi(Rule):
     name = "removed-mixed-precision-api"
     category = "precision"
     severity = Severity.ERROR
+    since_tf = (2, 4)  # set_global_policy, which the fix names, came in TensorFlow 2.4: on 2.1-2.3 the experimental API is the only one
     summary = "`mixed_precision.experimental` / `set_policy` were removed: use `set_global_policy`"
     doc_url = "https://www.tensorflow.org/guide/mixed_precision#setting_the_dtype_policy"
     fixable = True
@@ -47,7 +48,8 @@ class RemovedMixedPrecisionApi(Rule):
     (`Policy(...)` after `from ...experimental import Policy`) are covered by the import's finding.
     In a branch of an `if` on the TensorFlow version, or in the `except ImportError` /
     `AttributeError` fallback of a `try`: that code runs only on the old TensorFlow whose API it
-    uses.
+    uses. In a project that pins TensorFlow below 2.4 (`tensorflow==2.3` in `requirements.txt`):
+    there the experimental API is the only one.
 
     ## Fix
     Safe renames, each valid on its own: the module import becomes
