@@ -404,3 +404,68 @@ def test_an_agent_update_that_samples_a_replay_buffer_of_another_file(tmp_path):
     [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
     assert "calls self.replay_buffer.get_minibatch(), which calls numpy.random.choice" in finding.message
     assert finding.fix_title is None
+
+
+def test_an_eager_step_whose_loss_builds_its_ground_truth_with_numpy_two_files_away(tmp_path):
+    """calmiLovesAI/CenterNet_TensorFlow2 (round 60): train.py's step calls
+    ``post_process.training_procedure`` (core/centernet.py), which makes ``GT(labels)`` of
+    data/dataloader.py and fills NumPy heatmaps. Decorated as it is, the step fails."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    for package in ("core", "data"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "data" / "dataloader.py").write_text(textwrap.dedent(
+        """\
+        import numpy as np
+
+
+        class GT:
+            def __init__(self, batch_labels):
+                self.batch_labels = batch_labels
+
+            def get_gt_values(self):
+                heatmap = np.zeros(shape=(len(self.batch_labels), 128, 128, 20), dtype=np.float32)
+                for i, label in enumerate(self.batch_labels):
+                    heatmap[i, 0, 0, 0] = label[0]
+                return heatmap
+        """))
+    (tmp_path / "core" / "centernet.py").write_text(textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from data.dataloader import GT
+
+
+        class PostProcessing:
+            @staticmethod
+            def training_procedure(batch_labels, pred):
+                gt = GT(batch_labels)
+                heatmap = gt.get_gt_values()
+                return tf.reduce_mean(tf.square(pred - heatmap))
+        """))
+    code = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from core.centernet import PostProcessing
+
+        model = tf.keras.Sequential([tf.keras.layers.Conv2D(20, 3, padding="same")])
+        optimizer = tf.keras.optimizers.Adam()
+        post_process = PostProcessing()
+
+
+        def train_step(images, labels):
+            with tf.GradientTape() as tape:
+                loss = post_process.training_procedure(labels, model(images))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+        for epoch in range(50):
+            for images, labels in dataset:
+                train_step(images, labels)
+        """
+    )
+    train = tmp_path / "train.py"
+    train.write_text(code)
+    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    assert "calls post_process.training_procedure(), which calls gt.get_gt_values(), which calls numpy.zeros" in finding.message
+    assert finding.fix_title is None

@@ -509,22 +509,60 @@ def imported_blockers(ctx: RuleContext, scope: ast.AST) -> list[str]:
     files that ``scope`` calls: an imported function (``monotonic_alignment_search(...)``,
     ``utils.sample(...)``), or a method of an object made from an imported class (``gt =
     GroundTruth(cfg, batch)`` before ``gt.get_ground_truth()``; ``pck(y, t)`` with ``pck = PCK()``
-    runs its ``__call__``). A Keras step that hands its batch to a NumPy helper of another module
-    cannot be traced as it is."""
-    if ctx.workspace is None or ctx.path is None or not ctx.facts.imports.bindings:
+    runs its ``__call__``), and one file further (``post_process.training_procedure(...)`` whose
+    module builds its ground truth with NumPy in a third file). A Keras step that hands its batch
+    to a NumPy helper of another module cannot be traced as it is."""
+    if ctx.workspace is None or ctx.path is None:
+        return []
+    return _blockers_through_imports(ctx, scope, _FILES_FOLLOWED)
+
+
+# How many files an import chain is followed into (the step's file excluded).
+_FILES_FOLLOWED = 2
+
+
+def _blockers_through_imports(site: _Site, scope: ast.AST, files: int) -> list[str]:
+    if not site.facts.imports.bindings:
         return []
     reasons = set()
     for node in walk_same_scope(scope):
-        if isinstance(node, ast.Call) and (callee := _imported_callee(ctx, node)) is not None:
+        if isinstance(node, ast.Call) and (callee := _imported_callee(site, node)) is not None:
             other, fn = callee
-            if inside := graph_blockers(other, fn, depth=1):
+            inside = graph_blockers(other.facts, fn, depth=1)
+            if not inside and files > 1:
+                inside = _blockers_through_imports(other, fn, files - 1)
+            if inside:
                 # a random draw first: a trace would freeze it (one minibatch, sampled once)
                 shown = next((reason for reason in inside if "random" in reason), inside[0])
                 reasons.add(f"calls {ast.unparse(node.func)}(), which {shown}")
     return sorted(reasons)
 
 
-def _imported_callee(ctx: RuleContext, call: ast.Call) -> tuple[ModuleFacts, ast.AST] | None:
+@dataclass(frozen=True)
+class _Elsewhere:
+    """Another file of the project, seen from the analysis ``ctx``: its facts and path; lookups
+    from it are cached on ``ctx`` and the files they read are ``ctx``'s dependencies."""
+
+    ctx: RuleContext
+    facts: ModuleFacts
+    path: str
+
+    @property
+    def workspace(self):
+        return self.ctx.workspace
+
+    @property
+    def dependencies(self) -> set[str]:
+        return self.ctx.dependencies
+
+    def derived(self, compute):
+        return self.ctx.derived(compute)
+
+
+_Site = RuleContext | _Elsewhere
+
+
+def _imported_callee(ctx: _Site, call: ast.Call) -> tuple[_Elsewhere, ast.AST] | None:
     """The def of another file of the project that ``call`` runs (with that file's facts)."""
     facts = ctx.facts
     bindings = facts.imports.bindings
@@ -550,7 +588,7 @@ def _imported_callee(ctx: RuleContext, call: ast.Call) -> tuple[ModuleFacts, ast
     return None
 
 
-def _imported_def(ctx: RuleContext, name: str, attribute: str | None) -> tuple[ModuleFacts, ast.AST] | None:
+def _imported_def(ctx: _Site, name: str, attribute: str | None) -> tuple[_Elsewhere, ast.AST] | None:
     found = _imported_node(ctx, name, attribute)
     return found if found is not None and isinstance(found[1], FunctionNode) else None
 
@@ -567,7 +605,7 @@ def imported_class_defines(ctx: RuleContext, holder: ast.expr, method: str) -> b
     return isinstance(holder, (ast.Name, ast.Call)) and _method(_imported_class_of(ctx, holder), method) is not None
 
 
-def _imported_class_of(ctx: RuleContext, holder: ast.Name | ast.Call) -> tuple[ModuleFacts, ast.ClassDef] | None:
+def _imported_class_of(ctx: _Site, holder: ast.Name | ast.Call) -> tuple[_Elsewhere, ast.ClassDef] | None:
     """The imported class whose object ``holder`` holds: ``gt`` after ``gt = GroundTruth(...)``, or
     the call itself (``GroundTruth(cfg, batch).get_ground_truth()``)."""
     value: ast.AST | None = holder
@@ -586,7 +624,7 @@ def _imported_class_of(ctx: RuleContext, holder: ast.Name | ast.Call) -> tuple[M
     return (found[0], found[1]) if found is not None and isinstance(found[1], ast.ClassDef) else None
 
 
-def _method(cls: tuple[ModuleFacts, ast.ClassDef] | None, name: str) -> tuple[ModuleFacts, ast.AST] | None:
+def _method(cls: tuple[_Elsewhere, ast.ClassDef] | None, name: str) -> tuple[_Elsewhere, ast.AST] | None:
     """The method ``name`` written in the class body (not one it inherits)."""
     if cls is None:
         return None
@@ -595,22 +633,23 @@ def _method(cls: tuple[ModuleFacts, ast.ClassDef] | None, name: str) -> tuple[Mo
     return (facts, method) if method is not None else None
 
 
-def _imported_node(ctx: RuleContext, name: str, attribute: str | None) -> tuple[ModuleFacts, ast.AST] | None:
+def _imported_node(ctx: _Site, name: str, attribute: str | None) -> tuple[_Elsewhere, ast.AST] | None:
     """The top-level def or class of another workspace file that the imported ``name`` (or its
-    ``attribute``) binds, looked up once per analysis."""
+    ``attribute``) binds, looked up once per analysis (per file asking)."""
     answers = ctx.derived(_imported_nodes)
-    key = (name, attribute)
+    key = (ctx.path or "", name, attribute)
     if key not in answers:
         found = ctx.workspace.imported_definition(ctx.facts, name, ctx.path, attribute) if ctx.workspace else None
         answers[key] = None
         if found is not None:
             target, node, target_path = found
             ctx.dependencies.add(target_path)
-            answers[key] = (target, node)
+            home = ctx.ctx if isinstance(ctx, _Elsewhere) else ctx
+            answers[key] = (_Elsewhere(home, target, target_path), node)
     return answers[key]
 
 
-def _imported_nodes(ctx: RuleContext) -> dict[tuple[str, str | None], tuple[ModuleFacts, ast.AST] | None]:
+def _imported_nodes(ctx: RuleContext) -> dict[tuple[str, str, str | None], tuple[_Elsewhere, ast.AST] | None]:
     return {}
 
 
