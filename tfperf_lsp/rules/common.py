@@ -11,7 +11,7 @@ from typing import TypeGuard
 
 from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
-from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, walk_same_scope
+from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, parameter_names, walk_same_scope
 from tfperf_lsp.analysis.models import (calls_pretrained_model, creates_model, definition_builds_on_pretrained,
                                         holds_pretrained, is_model_name)
 from tfperf_lsp.analysis.source import SourceText
@@ -404,6 +404,11 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append("calls .numpy()")
         elif isinstance(func, ast.Attribute) and func.attr == "astype" and not qualname:
             reasons.append("calls .astype() (a NumPy method: a tensor has none)")
+        elif isinstance(func, ast.Attribute) and func.attr in ("reshape", "flatten") and not qualname \
+                and isinstance(func.value, ast.Name) and func.value.id not in ("self", "cls") and isinstance(fn, FunctionNode) \
+                and func.value.id in parameter_names(fn):
+            # ``real_x.reshape(...)`` works eagerly only on a NumPy batch; a tf.function converts it to a tensor
+            reasons.append(f"calls {func.value.id}.{func.attr}() on an argument (a NumPy method: a tensor has none)")
         elif isinstance(func, ast.Attribute) and func.attr in ("get_weights", "set_weights") and not qualname:
             reasons.append(f"calls .{func.attr}() (NumPy copies of the weights)")
         elif depth > 0 and helper is None and (isinstance(func, ast.Name) or self_attribute(func)) \
