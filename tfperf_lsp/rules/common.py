@@ -582,15 +582,10 @@ def _imported_callee(ctx: _Site, call: ast.Call) -> tuple[_Elsewhere, ast.AST] |
     holder = func.value
     if isinstance(holder, ast.Name) and holder.id in bindings:
         return _imported_def(ctx, holder.id, func.attr)  # ``utils.sample(...)``
-    if isinstance(holder, (ast.Name, ast.Call)):
-        return _method(_imported_class_of(ctx, holder), func.attr)
-    if self_attribute(holder):  # ``self.replay_buffer.get_minibatch(n)``, ``self.replay_buffer = ReplayBuffer(...)``
-        values = facts.self_attribute_values(holder)
-        methods = [_method(_imported_class_of(ctx, value), func.attr) if isinstance(value, ast.Call) else None
-                   for value in values]
-        first = methods[0] if methods else None
-        return first if first is not None and all(m is not None and m[1] is first[1] for m in methods) else None
-    return None
+    classes = _imported_classes_held(ctx, holder)  # ``self.replay_buffer.get_minibatch(n)``, ``gt.get_gt_values()``
+    methods = [_method(cls, func.attr) for cls in classes or []]
+    first = methods[0] if methods else None
+    return first if first is not None and all(m is not None and m[1] is first[1] for m in methods) else None
 
 
 def _imported_def(ctx: _Site, name: str, attribute: str | None) -> tuple[_Elsewhere, ast.AST] | None:
@@ -603,11 +598,22 @@ def imported_class_defines(ctx: RuleContext, holder: ast.expr, method: str) -> b
     file of the project whose body defines ``method`` (a model class with its own ``predict``)."""
     if ctx.workspace is None or ctx.path is None:
         return False
-    if self_attribute(holder):
-        values = ctx.facts.self_attribute_values(holder)
-        return bool(values) and all(isinstance(value, ast.Call) and _method(_imported_class_of(ctx, value), method)
-                                    for value in values)
-    return isinstance(holder, (ast.Name, ast.Call)) and _method(_imported_class_of(ctx, holder), method) is not None
+    classes = _imported_classes_held(ctx, holder)
+    return bool(classes) and all(_method(cls, method) is not None for cls in classes or [])
+
+
+def _imported_classes_held(ctx: _Site, holder: ast.expr) -> list[tuple[_Elsewhere, ast.ClassDef]] | None:
+    """The imported class of each object ``holder`` may hold: ``gt`` after ``gt = GT(...)``, the
+    call itself (``GT(labels).get_gt_values()``), or ``self.buffer`` from every assignment of it in
+    the class (``self.buffer = ReplayBuffer(...)``); None when any of them is not one."""
+    if isinstance(holder, (ast.Name, ast.Call)):
+        found = _imported_class_of(ctx, holder)
+        return [found] if found is not None else None
+    if not self_attribute(holder):
+        return None
+    classes = [_imported_class_of(ctx, value) if isinstance(value, ast.Call) else None
+               for value in ctx.facts.self_attribute_values(holder)]
+    return [cls for cls in classes if cls is not None] if classes and None not in classes else None
 
 
 def _imported_class_of(ctx: _Site, holder: ast.Name | ast.Call) -> tuple[_Elsewhere, ast.ClassDef] | None:
@@ -633,9 +639,9 @@ def _method(cls: tuple[_Elsewhere, ast.ClassDef] | None, name: str) -> tuple[_El
     """The method ``name`` written in the class body (not one it inherits)."""
     if cls is None:
         return None
-    facts, node = cls
+    home, node = cls
     method = next((s for s in node.body if isinstance(s, FunctionNode) and s.name == name), None)
-    return (facts, method) if method is not None else None
+    return (home, method) if method is not None else None
 
 
 def _imported_node(ctx: _Site, name: str, attribute: str | None) -> tuple[_Elsewhere, ast.AST] | None:
