@@ -163,12 +163,8 @@ def _imported_definition_passes(ctx: RuleContext, name: str, attribute: str | No
     answers = ctx.derived(_imported_answers)
     key = (test, name, attribute)
     if key not in answers:
-        found = ctx.workspace.imported_definition(ctx.facts, name, ctx.path, attribute) if ctx.workspace else None
-        answers[key] = False
-        if found is not None:
-            target, node, target_path = found
-            ctx.dependencies.add(target_path)
-            answers[key] = test(target, node)
+        found = _imported_node(ctx, name, attribute)  # the lookup, shared with the graph-blocker chain
+        answers[key] = found is not None and test(found[0].facts, found[1])
     return answers[key]
 
 
