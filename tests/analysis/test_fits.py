@@ -91,10 +91,35 @@ def test_rows_of_a_scaled_and_flattened_slice():
     assert fit_steps_at_most(facts, last_call(facts, "fit")) == 32 * 10  # 1000 rows at most, batches of 32
 
 
-@pytest.mark.parametrize("data", ["x[:1000].reshape(1000 * 784, 1)", "x[:1000].reshape(-1)", "x[5:1000]", "x[:n]"])
+@pytest.mark.parametrize("data", ["x[:1000].reshape(1000 * 784, 1)", "x[:1000].reshape(-1)", "x[-5:1000]", "x[:n]",
+                                  "(x - m).reshape(-1)"])
 def test_rows_not_told_when_a_reshape_or_slice_may_change_them(data):
     facts = facts_of(f"model.fit({data}, y, epochs=10)\n")
     assert fit_steps_at_most(facts, last_call(facts, "fit")) is None
+
+
+@pytest.mark.parametrize("data, rows", [
+    ("x[5:1000]", 995),  # a literal start and stop: at most that many rows
+    ("x_train", 160),  # unpacked from a tuple of slices
+    ("(x_train - mean) / std", 160),  # arithmetic with per-column statistics keeps the rows
+    ("x_train.reshape(x_train.shape[0], 4, 1)", 160),  # its own rows first
+    ("x_train.reshape(n, 4, 1)", 160),  # the same, through a name
+])
+def test_rows_through_slices_unpacking_and_arithmetic(data, rows):
+    facts = facts_of(f"x_train, y_train = x[0:160], y[0:160]\nn = x_train.shape[0]\nmodel.fit({data}, y)\n")
+    assert literal_rows(facts, last_call(facts, "fit").args[0]) == rows
+
+
+def test_rows_of_a_keras_dataset_through_a_module_alias():
+    facts = facts_of(
+        """\
+        import tensorflow as tf
+        boston_housing = tf.keras.datasets.boston_housing
+        (train_data, train_labels), (test_data, test_labels) = boston_housing.load_data()
+        model.fit(train_data, train_labels)
+        """
+    )
+    assert literal_rows(facts, last_call(facts, "fit").args[0]) == 404
 
 
 def test_rows_of_a_literal_list_of_numbers():

@@ -111,16 +111,18 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         return len(expr.elts)  # ``fit([1, 2, 3], [0.0, 0.0, 1.0])``: three samples
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
         return literal_rows(facts, expr.elts[0], depth + 1)
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.lower is None \
-            and expr.slice.step is None and (stop := _int_constant(expr.slice.upper)) is not None and stop >= 0:
-        return stop  # ``X_train[:64]``: at most 64 rows, whatever X_train holds
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.step is None \
+            and (start := 0 if expr.slice.lower is None else _int_constant(expr.slice.lower)) is not None and start >= 0 \
+            and (stop := _int_constant(expr.slice.upper)) is not None and stop >= start:
+        return stop - start  # ``X_train[:64]``, ``x[0:160]``: at most that many rows, whatever X_train holds
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and expr.slice.elts \
             and isinstance(first := expr.slice.elts[0], ast.Slice) and first.lower is None and first.upper is None and first.step is None:
         return literal_rows(facts, expr.value, depth + 1)  # ``data[:, 0]``: a column, every row
-    if isinstance(expr, ast.BinOp) and isinstance(expr.right, ast.Constant) and isinstance(expr.right.value, (int, float)):
-        return literal_rows(facts, expr.left, depth + 1)  # ``x[:1000] / 255.0``: the same rows
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        # ``x[:1000] / 255.0``, ``(x - mean) / std`` with statistics of its columns: the same rows
+        return literal_rows(facts, expr.left, depth + 1)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
-            and _keeps_rows(expr):
+            and (_keeps_rows(expr) or _own_rows_first(facts, expr)):
         return literal_rows(facts, expr.func.value, depth + 1)  # ``x.reshape(-1, 28 * 28)``: one row per sample
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" \
             and (rows := _leading_dimension(expr)) is not None:
@@ -129,6 +131,9 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         assignment = facts.reaching_assignment(expr)
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.targets[0], ast.Name):
             return literal_rows(facts, assignment.value, depth + 1)
+        if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and (
+                part := _unpacked(assignment.targets[0], assignment.value, expr.id)) is not None:
+            return literal_rows(facts, part, depth + 1)  # ``x_train, y_train = x[0:160], y[0:160]``
         if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1:
             return _loaded_rows(facts, assignment.targets[0], assignment.value, expr.id, depth)
         return None
@@ -163,6 +168,28 @@ def _leading_dimension(reshape: ast.Call) -> int | None:
     return first if first is not None and first > 0 else None
 
 
+def _unpacked(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
+    """The element of the tuple ``value`` that ``name`` receives from ``target = value``
+    (``a, b = x[:10], y[:10]``), element for element."""
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)):
+        return None
+    return next((v for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name) and t.id == name), None)
+
+
+def _own_rows_first(facts: ModuleFacts, reshape: ast.Call) -> bool:
+    """``x.reshape(x.shape[0], 13, 1)``, or with ``n = x.shape[0]`` first: the rows it had."""
+    array = reshape.func.value  # type: ignore[attr-defined]
+    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
+        else list(reshape.args)
+    first = dims[0] if len(dims) >= 2 else None
+    if isinstance(first, ast.Name):
+        assignment = facts.reaching_assignment(first)
+        first = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
+    return isinstance(first, ast.Subscript) and _int_constant(first.slice) == 0 and isinstance(first.value, ast.Attribute) \
+        and first.value.attr == "shape" and ast.dump(first.value.value) == ast.dump(array)
+
+
 def _keeps_rows(reshape: ast.Call) -> bool:
     """``x.reshape(-1, 784)`` / ``x.reshape((-1, 28, 28, 1))``: the leading dimension left to
     NumPy, with more after it - the idiom that flattens or shapes each sample, one row each."""
@@ -182,7 +209,7 @@ def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: st
     returned = _returned_part(facts, target, value, name)
     if returned is not None:
         return literal_rows(facts, returned, depth + 1)
-    qualname = facts.qualname(value.func) or ""
+    qualname = facts.qualname(value.func) or _through_alias(facts, value.func)
     parts = qualname.split(".")
     if len(parts) >= 2 and parts[-1] == "load_data" and parts[-2] in _KERAS_DATASET_ROWS \
             and isinstance(target, (ast.Tuple, ast.List)):
@@ -193,6 +220,17 @@ def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: st
     if qualname.startswith("sklearn.datasets.") and parts[-1] in _SKLEARN_ROWS and isinstance(target, (ast.Tuple, ast.List)):
         return _SKLEARN_ROWS[parts[-1]]
     return None
+
+
+def _through_alias(facts: ModuleFacts, func: ast.expr) -> str:
+    """``boston_housing.load_data`` after ``boston_housing = tf.keras.datasets.boston_housing``."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return ""
+    assignment = facts.reaching_assignment(func.value)
+    if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and isinstance(assignment.value, ast.Attribute)):
+        return ""
+    module = facts.qualname(assignment.value)
+    return f"{module}.{func.attr}" if module else ""
 
 
 def _returned_part(facts: ModuleFacts, target: ast.expr, call: ast.Call, name: str) -> ast.expr | None:
