@@ -7,6 +7,7 @@ from typing import Iterator, cast
 
 from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import LoopFlow
+from tfperf_lsp.analysis.loopvalues import varying_number_list, varying_scalar
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
@@ -46,7 +47,10 @@ class EagerModelCall(Rule):
     `call` with `@tf.function` (each call is one graph already), when the model is re-created in the loop
     or is what a single loop iterates over (`for m in models: m(x)`: one call per model), or
     when the code wraps the same model in `tf.function` after the loop (`net = tf.function(net)`:
-    the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings),
+    the eager loop is the baseline of a comparison, as in the TensorFlow guide's timings) or
+    reads a clock just before and after the loop (`t = time.perf_counter()`: it times the eager
+    calls on purpose), when an argument is a Python number or list of numbers that changes every
+    iteration (`model(image, [width])`: a `tf.function` would trace again on every call),
     in a file that builds TensorFlow Probability layers (its models return distributions, which a
     `tf.function` cannot return), under a `GradientTape` in the loop, or in a loop whose epoch loop also runs an eager training
     step (an evaluation pass over the test set beside it: TFP301 reports the step; likewise in a
@@ -145,8 +149,11 @@ class EagerModelCall(Rule):
                 continue
             if outputs_distribution(facts, func, call):
                 continue  # TFP layers: the model returns a distribution, which tf.function cannot return
-            if _wrapped_after(facts, func.id, loops[-1]):
-                continue  # `net = tf.function(net)` next: the eager loop is the baseline of a comparison
+            if _wrapped_after(facts, func.id, loops[-1]) or _timed(facts, loops[-1]):
+                continue  # `net = tf.function(net)` next, or a clock read around the loop: it measures eager calls
+            if any(varying_scalar(facts, a, loops) or varying_number_list(facts, a, loops) for a in _arguments(call)):
+                continue  # a Python number that changes every iteration (``model(image, [width])``): a graph
+                # would be traced again on every call
             if holds_pretrained_model(ctx, func):
                 continue  # a pretrained backbone: its compute, not per-op dispatch, sets the pace
             if (func.id, loops[-1]) in reported:
@@ -275,6 +282,29 @@ def _wrapped_after(facts: ModuleFacts, name: str, loop: ast.AST) -> bool:
                 and isinstance(value.args[0], ast.Name) and value.args[0].id == name:
             return True
     return False
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+_CLOCKS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer"})
+
+
+def _timed(facts: ModuleFacts, loop: ast.AST) -> bool:
+    """``t = time.perf_counter()`` just before the loop and ``time.perf_counter() - t`` just after:
+    a micro-benchmark of the eager calls, which a graph would stop measuring."""
+    place = siblings(facts, loop)
+    if place is None:
+        return False
+    block, index = place
+    before = block[index - 1] if index > 0 else None
+    if not (isinstance(before, ast.Assign) and len(before.targets) == 1 and isinstance(before.targets[0], ast.Name)
+            and isinstance(before.value, ast.Call) and facts.qualname(before.value.func) in _CLOCKS):
+        return False
+    start = before.targets[0].id
+    return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.right, ast.Name)
+               and node.right.id == start for stmt in block[index + 1:index + 3] for node in ast.walk(stmt))
 
 
 _KERAS_LOOPS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch", "evaluate", "predict", "fit"})
