@@ -10,8 +10,9 @@ Catalog ids it should trigger (see the `# expect:` comments)
       (train_with_python_lr, warmup_loop).
   R2  tf.function(...) created inside a loop (normalize_batches) and a nested @tf.function def
       inside a function that is called per batch (mse, called from evaluate).
-  R3  variable-length sequences (score_sequences) and a last partial batch from numpy slicing
-      (epoch_over_numpy) fed to a tf.function.
+  R3  variable-length sequences (score_sequences) fed to a tf.function. Not R3: NumPy batches
+      sliced as a window of fixed size (epoch_over_numpy): one more trace for the last partial
+      batch, never one per batch.
   R4  a fresh AugmentConfig instance built at every call (augment_loop).
   R5  a Python list of floats that changes per epoch (weighted_epochs).
   R6  a tf.Module with a @tf.function method constructed inside a loop (per_fold_normalizers).
@@ -215,7 +216,7 @@ def batch_loss(xb):
 def epoch_over_numpy(x, batch_size=32):
     losses = []
     for start in range(0, len(x), batch_size):
-        # expect: R3
+        # expect-none: R3 - a window of fixed size: two traces in all (full batches, the last partial one)
         losses.append(batch_loss(x[start:start + batch_size]))
     return losses
 

