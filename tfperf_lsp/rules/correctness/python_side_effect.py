@@ -13,7 +13,10 @@ from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import CLOCKS, function_label, initialised_once, short, tf_alias, tf_function_calls
 from tfperf_lsp.rules.context import RuleContext
+from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
+# Calls of NumPy's and Python's random modules that draw nothing.
+_NOT_DRAWS = frozenset({"seed", "default_rng", "RandomState", "Generator", "get_state", "set_state", "getstate", "setstate"})
 _PRINT_KEYWORDS = {"sep", "end"}  # tf.print understands these; not file= or flush=
 _FIX_TITLE = "Use tf.print (prints on every call)"
 
@@ -31,6 +34,9 @@ class PythonSideEffect(Rule):
     Finds Python side effects in the body of a tf.function (or a helper it calls): `print()`,
     appending to a list that outlives the call, `np.random.*`, Python's `random`, clocks
     (`time.time()`), `next()` on a Python iterator, and assignments to `global` names.
+
+    Also a random draw of NumPy or Python's `random` in a function that `Dataset.map` runs
+    (`if random.random() < 0.25: image = tf.image.flip_left_right(image)`): tf.data traces it once.
 
     ## Why is this slow
     It is a correctness trap. A tf.function runs its Python code once, while tracing, and then
@@ -138,6 +144,34 @@ class PythonSideEffect(Rule):
                 if once and (_autograph_off(origin) or not _in_a_loop(facts, node, body)):
                     continue  # one call, one trace: what runs while tracing runs once, as it would eagerly
                 yield from self._check_node(ctx, node, name, local, globals_declared, demonstrated)
+        yield from self._frozen_in_map_functions(ctx, seen)
+
+    def _frozen_in_map_functions(self, ctx: RuleContext, traced: set[ast.AST]) -> Iterator[Finding]:
+        """``ds.map(augment)`` with ``if random.random() < 0.25:`` in ``augment``: tf.data traces the
+        function once, so the draw is made once and every element gets the same branch (the
+        flip happens to all images or to none)."""
+        if "random" not in ctx.source.text:
+            return
+        facts = ctx.facts
+        model = pipelines(ctx)
+        for step in model.maps():
+            fn = model.map_function(step).node
+            if fn is None or fn in traced:
+                continue
+            traced.add(fn)
+            label = fn.name if isinstance(fn, FunctionNode) else "the mapped lambda"
+            for node in walk_same_scope(fn):
+                if not isinstance(node, ast.Call):
+                    continue
+                qualname = facts.qualname(node.func) or ""
+                if (qualname.startswith("numpy.random.") or qualname.startswith("random.")) \
+                        and qualname.rsplit(".", 1)[-1] not in _NOT_DRAWS:
+                    shuffles = qualname.rsplit(".", 1)[-1] in ("shuffle", "permutation")
+                    what = ("shuffles once, when `map` traces it: every element gets the same order; use "
+                            "`tf.random.shuffle`") if shuffles else (
+                        "is drawn once, when `map` traces it, and frozen into the pipeline: every element gets the "
+                        "same value; use `tf.random` (`tf.random.uniform`, or a `tf.random.Generator`)")
+                    yield self.finding(ctx, node, f"`{short(qualname)}` in `{label}` {what}", label="frozen at trace time")
 
     def _check_node(
         self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str],
