@@ -469,3 +469,65 @@ def test_an_eager_step_whose_loss_builds_its_ground_truth_with_numpy_two_files_a
     [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
     assert "calls post_process.training_procedure(), which calls gt.get_gt_values(), which calls numpy.zeros" in finding.message
     assert finding.fix_title is None
+
+
+def test_an_eager_step_whose_model_holds_a_layer_of_another_file_that_calls_numpy(tmp_path):
+    """StephenBo-China/recommendation_system_sort_model (round 61): the notebook's step calls a DIN
+    model (model/DIN.py) whose ``call`` applies ``self.hist_at = attention(...)``, a layer of
+    layers/attention.py that prints ``outputs.numpy().shape``: decorated as it is, the step fails."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    for package in ("model", "layers"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "layers" / "attention.py").write_text(textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class attention(tf.keras.layers.Layer):
+            def call(self, queries, keys):
+                outputs = tf.matmul(queries, keys, transpose_b=True)
+                print("outputs:" + str(outputs.numpy().shape))
+                return tf.matmul(tf.nn.softmax(outputs), keys)
+        """))
+    (tmp_path / "model" / "DIN.py").write_text(textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from layers.attention import attention
+
+
+        class DIN(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.hist_at = attention()
+                self.fc = tf.keras.layers.Dense(1)
+
+            def call(self, target, history):
+                return self.fc(self.hist_at(target, history))
+        """))
+    code = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from model.DIN import DIN
+
+        model = DIN()
+        optimizer = tf.keras.optimizers.Adam()
+
+
+        def train_one_step(target, history, label):
+            with tf.GradientTape() as tape:
+                logit = model(target, history)
+                loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(logits=logit, labels=label))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+        for epoch in range(50):
+            for target, history, label in dataset:
+                train_one_step(target, history, label)
+        """
+    )
+    train = tmp_path / "train.py"
+    train.write_text(code)
+    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    assert "calls model(), which calls self.hist_at(), which calls .numpy()" in finding.message

@@ -398,7 +398,8 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
-        elif isinstance(func, ast.Attribute) and func.attr == "astype" and not qualname:
+        elif isinstance(func, ast.Attribute) and func.attr == "astype" and not qualname \
+                and not _made_by_numpy(facts, fn, func.value):
             reasons.append("calls .astype() (a NumPy method: a tensor has none)")
         elif isinstance(func, ast.Attribute) and func.attr in ("reshape", "flatten") and not qualname \
                 and isinstance(func.value, ast.Name) and func.value.id not in ("self", "cls") and isinstance(fn, FunctionNode) \
@@ -449,6 +450,22 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
         numbers = "Python numbers that" if len(read) > 1 else "a Python number that"
         reasons.append(f"reads {names}, {numbers} {changers} changes between calls (a trace keeps what it read)")
     return sorted(set(reasons))
+
+
+def _made_by_numpy(facts: ModuleFacts, fn: ast.AST, value: ast.expr, depth: int = 3) -> bool:
+    """``np.zeros((0, 4)).astype(...)``, or a name the function binds only to NumPy results: an
+    array, whose ``astype`` works in a trace too (what NumPy computes there, it computes once).
+    A few steps deep (``x = x.astype(...)`` would go round)."""
+    if depth < 0:
+        return False
+    if isinstance(value, ast.Call):
+        return (facts.qualname(value.func) or "").startswith("numpy.") or (
+            isinstance(value.func, ast.Attribute) and value.func.attr == "astype"
+            and _made_by_numpy(facts, fn, value.func.value, depth - 1))
+    if not isinstance(value, ast.Name):
+        return False
+    bindings = facts.assignments_in(fn).get(value.id, [])
+    return bool(bindings) and all(isinstance(b, ast.Assign) and _made_by_numpy(facts, fn, b.value, depth - 1) for b in bindings)
 
 
 _NUMPY_CONSTANTS = frozenset({"numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "numpy.newaxis"})
@@ -578,8 +595,15 @@ def _imported_callee(ctx: _Site, call: ast.Call) -> tuple[_Elsewhere, ast.AST] |
     holder = func.value
     if isinstance(holder, ast.Name) and holder.id in bindings:
         return _imported_def(ctx, holder.id, func.attr)  # ``utils.sample(...)``
+    if self_attribute(func) and (layers := _imported_classes_held(ctx, func)):
+        # ``self.hist_at(query, keys)`` with ``self.hist_at = attention(...)``: its ``call``
+        return _the_same([_method(cls, "__call__") or _method(cls, "call") for cls in layers])
     classes = _imported_classes_held(ctx, holder)  # ``self.replay_buffer.get_minibatch(n)``, ``gt.get_gt_values()``
-    methods = [_method(cls, func.attr) for cls in classes or []]
+    return _the_same([_method(cls, func.attr) for cls in classes or []])
+
+
+def _the_same(methods: list[tuple[_Elsewhere, ast.AST] | None]) -> tuple[_Elsewhere, ast.AST] | None:
+    """The one method every class that may be held defines, else None."""
     first = methods[0] if methods else None
     return first if first is not None and all(m is not None and m[1] is first[1] for m in methods) else None
 
