@@ -7,7 +7,7 @@ import builtins
 import re
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, target_names, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, graph_blockers, initialised_once, self_attribute, tf_function_calls
@@ -120,6 +120,8 @@ class StaleGlobalCapture(Rule):
                 name = node.id
                 if name in local or name in reported or name in _BUILTINS and name not in facts.module_assignments:
                     continue
+                if _bound_inside(facts, node, fn.node):
+                    continue  # ``[l for l in losses.values()]``, ``lambda x: x``: a name of its own scope
                 later = _later_assignment(ctx, name, fn, reassigned_via_global)
                 if later is None:
                     continue
@@ -398,6 +400,22 @@ def _assigns_an_object(facts: ModuleFacts, node: ast.AST) -> bool:
     func = value.func
     last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     return facts.qualname(func) in _LIVE_CONSTRUCTORS or last[:1].isupper()
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _bound_inside(facts, node: ast.Name, fn_node: ast.AST) -> bool:
+    """``node`` reads a name that a comprehension or lambda around it (inside ``fn_node``) binds."""
+    for ancestor in facts.ancestors(node):
+        if ancestor is fn_node:
+            return False
+        if isinstance(ancestor, _COMPREHENSIONS) and any(
+                node.id in target_names(generator.target) for generator in ancestor.generators):
+            return True
+        if isinstance(ancestor, ast.Lambda) and node.id in {a.arg for a in ast.walk(ancestor.args) if isinstance(a, ast.arg)}:
+            return True
+    return False
 
 
 def _names_assigned_through_global(facts: ModuleFacts) -> dict[str, int]:

@@ -13,6 +13,7 @@ from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import calls_pretrained, graph_blockers, has_python_loop_with_tf_ops, imported_blockers, hot_calls, tf_op_count
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.graph.eager_train_step import decorate_with_tf_function
+from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
 MANY_OPS = 6  # TF calls in the body; below this, dispatch overhead rarely matters
 _TAPE = "tensorflow.GradientTape"
@@ -47,7 +48,9 @@ class CostlyEagerFunction(Rule):
     `float()` of tensors, appends to outer lists): tf.function would change what they do.
     Also when the repeated call is not in code this file runs eagerly itself (module-level code,
     `main()` and what they call): a library function's callers may well run it inside a graph
-    (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing.
+    (a `tf.function`, a `Dataset.map`, a Keras loss), where the "loop" runs only while tracing;
+    likewise for a call in a function this file passes to `Dataset.map` (`ds.map(cutmix)`, whose
+    loop over the batch calls `get_clip_box`), or in a def such a function calls.
     When a repeated call passes a Python number that changes per iteration (`run(step / n,
     step)`), or a new Python string (`read_img(str(path))` in a loop over `path.iterdir()`, a file
     name from `os.listdir`): as a tf.function it would trace again on every call, slower than
@@ -107,9 +110,14 @@ class CostlyEagerFunction(Rule):
         retraced: set[str] = set()  # names called with a Python number that changes per iteration
         hot = ctx.hot
         module_defs = {fn.name for fn in facts.functions if facts.scope_of(fn) is None}
+        mapped: set[ast.AST] | None = None
         for call in hot_calls(ctx):
             if call.name not in module_defs or call.name in sites:
                 continue  # only calls of this file's own functions matter (cheap test first)
+            if isinstance(call.node, ast.Call):
+                mapped = _run_by_tf_data(ctx) if mapped is None else mapped
+                if facts.enclosing_function(call.node) in mapped:
+                    continue  # in a function ``Dataset.map`` runs: tf.data traces it, the loop runs once
             if isinstance(call.node, ast.Call) and not (hot.repeats(call.node) and hot.per_step(call.node)
                                                         and hot.runs_eagerly_in_script(call.node)):
                 continue  # a short loop, or a library function whose callers may run it in a graph
@@ -150,6 +158,53 @@ class CostlyEagerFunction(Rule):
                 fix_title=None if wrapped_elsewhere else "Decorate with @tf.function",
                 fix_applicability="unsafe",
             )
+
+
+def _run_by_tf_data(ctx: RuleContext) -> set[ast.AST]:
+    """The functions ``Dataset.map`` runs (``ds.map(cutmix)``), and the defs of this file they call,
+    two calls deep: tf.data traces them into its graph, so a loop in them runs once, at trace time
+    (round 62: cutmix's per-image ``get_clip_box`` reported as eager)."""
+    facts = ctx.facts
+    model = pipelines(ctx)
+    found: set[ast.AST] = set()
+    todo = [(fn, 0) for step in model.maps() if (fn := model.map_function(step).node) is not None]
+    # ``ds.map(cutmix, num_parallel_calls=2)`` on a dataset handed in as a parameter, which the
+    # pipeline model (built from the datasets this file makes) does not see
+    todo += [(fn, 0) for call in facts.calls_named("map") if _maps_a_dataset(facts, call)
+             and isinstance(call.args[0], ast.Name) and (fn := facts.resolve_def(call.args[0], call)) is not None]
+    while todo:
+        fn, depth = todo.pop()
+        if fn in found:
+            continue
+        found.add(fn)
+        if depth >= 2:
+            continue
+        for node in walk_same_scope(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and (callee := facts.resolve_def(node.func, node)) is not None:
+                todo.append((callee, depth + 1))
+    return found
+
+
+# Dataset methods: a ``.map`` on what they return maps a tf.data pipeline.
+_DATASET_METHODS = frozenset({"batch", "padded_batch", "shuffle", "prefetch", "repeat", "map", "filter", "cache",
+                              "unbatch", "take", "skip", "interleave", "from_tensor_slices", "from_generator"})
+
+
+def _maps_a_dataset(facts: ModuleFacts, call: ast.Call) -> bool:
+    """``x.map(fn, ...)`` on a tf.data dataset as far as the code shows: tf.data's own keywords
+    (``num_parallel_calls``, ``deterministic``), or ``x`` made by a dataset method (``ds =
+    ds.batch(16)`` above, or ``ds.batch(16).map(fn)``); not pandas' ``Series.map``."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "map" and call.args):
+        return False
+    if any(k.arg in ("num_parallel_calls", "deterministic") for k in call.keywords):
+        return True
+    receiver: ast.AST | None = func.value
+    if isinstance(receiver, ast.Name):
+        receiver = getattr(facts.reaching_assignment(receiver), "value", None)
+    return isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
+        and receiver.func.attr in _DATASET_METHODS
 
 
 def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:

@@ -163,8 +163,10 @@ class EagerModelCall(Rule):
             taken = new_name in facts.names
             # A decoder fed its own output (``output = tf.concat([output, predicted_id], -1)``) sees a
             # new length every iteration: a plain tf.function would trace for each one.
-            x = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("inputs", "x")), None)
-            grows = x is not None and isinstance(loops[0], (ast.For, ast.While)) and LoopFlow(facts, loops[0]).carry(x).grows
+            # any input: a transformer's decoder is called ``model(enc_input, output, masks...)``, and
+            # only its second input grows
+            flow = LoopFlow(facts, loops[0]) if isinstance(loops[0], (ast.For, ast.While)) else None
+            grows = flow is not None and any(flow.carry(argument).grows for argument in _arguments(call))
             options = ", reduce_retracing=True" if grows else ""
             title = f"Call {new_name} = tf.function({func.id}{options}) in the loop"
             why = ("its input grows every iteration: with `reduce_retracing` its length becomes a dimension of "
