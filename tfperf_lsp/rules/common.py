@@ -398,6 +398,10 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
             reasons.append(f"calls {ast.unparse(func)}(), passed {unsafe_passed[0].name} (not graph-safe)")
         elif isinstance(func, ast.Attribute) and func.attr == "numpy":
             reasons.append("calls .numpy()")
+        elif qualname in ("tensorflow.Variable", "tensorflow.compat.v2.Variable") and not _under_an_if(facts, node, fn):
+            # ``Y = tf.Variable(tf.zeros(...))`` on every call (Dive into DL's corr2d): a tf.function
+            # raises ValueError when a later trace creates variables
+            reasons.append("creates a tf.Variable on every call (a tf.function allows it on its first trace only)")
         elif isinstance(func, ast.Attribute) and func.attr == "astype" and not qualname \
                 and not _made_by_numpy(facts, fn, func.value):
             reasons.append("calls .astype() (a NumPy method: a tensor has none)")
@@ -497,6 +501,17 @@ def _static(facts: ModuleFacts, expr: ast.AST, depth: int = 2) -> bool:
         return isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 \
             and isinstance(assignment.targets[0], ast.Name) and not isinstance(assignment.value, (ast.List, ast.Tuple)) \
             and _static(facts, assignment.value, depth - 1)
+    return False
+
+
+def _under_an_if(facts: ModuleFacts, node: ast.AST, fn: ast.AST) -> bool:
+    """``node`` sits under an ``if`` inside ``fn`` (``if self.v is None: self.v = tf.Variable(...)``:
+    the create-once idiom a tf.function accepts)."""
+    for ancestor in facts.ancestors(node):
+        if ancestor is fn:
+            return False
+        if isinstance(ancestor, (ast.If, ast.IfExp)):
+            return True
     return False
 
 

@@ -115,6 +115,9 @@ def vectorizable(facts: ModuleFacts, fn: ast.AST, at: ast.AST, depth: int = 0) -
                 return False
             if isinstance(node, ast.Slice) and _reads(node, params):
                 return False  # ``tf.argsort(x[:-1])[:tf.cast(x[-1], tf.int32)]``: a length from the item (pfor raises)
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Compare, ast.BoolOp)) and _reads(node.slice, params):
+                return False  # ``weights[row > 0]``: a boolean mask from the item, so each result has its own length
+                # (vectorized_map raises "Incompatible shapes during merge", with or without its fallback)
             if isinstance(node, ast.Expr) and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
                 return False  # a bare call is a side effect
             if isinstance(node, ast.Call):
