@@ -11,7 +11,7 @@ from tfperf_lsp.analysis.loopvalues import varying_number_list, varying_scalar
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS, assigned_in, is_model_name, one_call_per_model
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
 from tfperf_lsp.rules.base import Example, Rule
-from tfperf_lsp.rules.common import RECURRENT_LAYERS, holds_pretrained_model, keras_layers_in_file, tf_alias
+from tfperf_lsp.rules.common import CLOCKS, RECURRENT_LAYERS, holds_pretrained_model, keras_layers_in_file, tf_alias
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.keras._keras import other_keras_backend, outputs_distribution, traced_call
 
@@ -290,9 +290,6 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
-_CLOCKS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer"})
-
-
 def _timed(facts: ModuleFacts, loop: ast.AST) -> bool:
     """``t = time.perf_counter()`` just before the loop and ``time.perf_counter() - t`` just after:
     a micro-benchmark of the eager calls, which a graph would stop measuring."""
@@ -302,7 +299,7 @@ def _timed(facts: ModuleFacts, loop: ast.AST) -> bool:
     block, index = place
     before = block[index - 1] if index > 0 else None
     if not (isinstance(before, ast.Assign) and len(before.targets) == 1 and isinstance(before.targets[0], ast.Name)
-            and isinstance(before.value, ast.Call) and facts.qualname(before.value.func) in _CLOCKS):
+            and isinstance(before.value, ast.Call) and facts.qualname(before.value.func) in CLOCKS):
         return False
     start = before.targets[0].id
     return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.right, ast.Name)
