@@ -358,7 +358,6 @@ def test_an_agent_update_that_samples_a_replay_buffer_of_another_file(tmp_path):
     ``self.replay_buffer`` (a class of buffer.py using ``np.random.choice``). Decorated as it is,
     the draw would run once, at trace time, and every update would train on that one minibatch:
     the finding names the draw and offers no fix."""
-    from tfperf_lsp.analysis.workspace import WorkspaceIndex
 
     (tmp_path / "buffer.py").write_text(textwrap.dedent(
         """\
@@ -399,9 +398,7 @@ def test_an_agent_update_that_samples_a_replay_buffer_of_another_file(tmp_path):
             agent.update_network()
         """
     )
-    train = tmp_path / "main.py"
-    train.write_text(code)
-    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    finding = _the_eager_step_finding(tmp_path, "main.py", code)
     assert "calls self.replay_buffer.get_minibatch(), which calls numpy.random.choice" in finding.message
     assert finding.fix_title is None
 
@@ -410,11 +407,8 @@ def test_an_eager_step_whose_loss_builds_its_ground_truth_with_numpy_two_files_a
     """calmiLovesAI/CenterNet_TensorFlow2 (round 60): train.py's step calls
     ``post_process.training_procedure`` (core/centernet.py), which makes ``GT(labels)`` of
     data/dataloader.py and fills NumPy heatmaps. Decorated as it is, the step fails."""
-    from tfperf_lsp.analysis.workspace import WorkspaceIndex
 
-    for package in ("core", "data"):
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
+    _packages(tmp_path, *("core", "data"))
     (tmp_path / "data" / "dataloader.py").write_text(textwrap.dedent(
         """\
         import numpy as np
@@ -464,9 +458,7 @@ def test_an_eager_step_whose_loss_builds_its_ground_truth_with_numpy_two_files_a
                 train_step(images, labels)
         """
     )
-    train = tmp_path / "train.py"
-    train.write_text(code)
-    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    finding = _the_eager_step_finding(tmp_path, "train.py", code)
     assert "calls post_process.training_procedure(), which calls gt.get_gt_values(), which calls numpy.zeros" in finding.message
     assert finding.fix_title is None
 
@@ -475,11 +467,8 @@ def test_an_eager_step_whose_model_holds_a_layer_of_another_file_that_calls_nump
     """StephenBo-China/recommendation_system_sort_model (round 61): the notebook's step calls a DIN
     model (model/DIN.py) whose ``call`` applies ``self.hist_at = attention(...)``, a layer of
     layers/attention.py that prints ``outputs.numpy().shape``: decorated as it is, the step fails."""
-    from tfperf_lsp.analysis.workspace import WorkspaceIndex
 
-    for package in ("model", "layers"):
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
+    _packages(tmp_path, *("model", "layers"))
     (tmp_path / "layers" / "attention.py").write_text(textwrap.dedent(
         """\
         import tensorflow as tf
@@ -527,7 +516,23 @@ def test_an_eager_step_whose_model_holds_a_layer_of_another_file_that_calls_nump
                 train_one_step(target, history, label)
         """
     )
-    train = tmp_path / "train.py"
-    train.write_text(code)
-    [finding] = [f for f in analyze(code, str(train), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    finding = _the_eager_step_finding(tmp_path, "train.py", code)
     assert "calls model(), which calls self.hist_at(), which calls .numpy()" in finding.message
+
+
+def _packages(tmp_path, *names: str) -> None:
+    """Empty packages beside the step's file (``core/__init__.py``, ...)."""
+    for package in names:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+
+
+def _the_eager_step_finding(tmp_path, name: str, code: str):
+    """The one TFP301 finding of ``code``, written as ``name`` in ``tmp_path`` and analysed with
+    that folder as the workspace (so that its imports of the other files resolve)."""
+    from tfperf_lsp.analysis.workspace import WorkspaceIndex
+
+    path = tmp_path / name
+    path.write_text(code)
+    [finding] = [f for f in analyze(code, str(path), workspace=WorkspaceIndex([str(tmp_path)])).findings if f.code == "TFP301"]
+    return finding

@@ -21,6 +21,11 @@ def keyword(call: ast.Call | None, name: str) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
+def call_arguments(call: ast.Call) -> list[ast.expr]:
+    """What ``call`` passes: its positional arguments, then its keywords' values."""
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
 def keywords_of(call: ast.Call | None) -> dict[str, ast.expr]:
     """Every named keyword of ``call`` (``**kwargs`` left out)."""
     if call is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import math
 
-from tfperf_lsp.analysis.astutil import int_value
+from tfperf_lsp.analysis.astutil import int_literal, int_value
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.hotness import FEW_RUNS
@@ -59,7 +59,7 @@ def epoch_steps_at_most(facts: ModuleFacts, fit: ast.expr) -> int | None:
         return None
     steps_per_epoch = _keyword(fit, "steps_per_epoch")
     if steps_per_epoch is not None:
-        return _int_constant(steps_per_epoch)
+        return int_literal(steps_per_epoch)
     batch_size = _int_or_default(facts, argument_for_parameter(fit, _FIT_PARAMS, "batch_size"), 32)
     data = argument_for_parameter(fit, _FIT_PARAMS, "x")
     rows = literal_rows(facts, data) if data is not None else None
@@ -112,8 +112,8 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:  # several inputs: the first one's rows
         return literal_rows(facts, expr.elts[0], depth + 1)
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.step is None \
-            and (start := 0 if expr.slice.lower is None else _int_constant(expr.slice.lower)) is not None and start >= 0 \
-            and (stop := _int_constant(expr.slice.upper)) is not None and stop >= start:
+            and (start := 0 if expr.slice.lower is None else int_literal(expr.slice.lower)) is not None and start >= 0 \
+            and (stop := int_literal(expr.slice.upper)) is not None and stop >= start:
         return stop - start  # ``X_train[:64]``, ``x[0:160]``: at most that many rows, whatever X_train holds
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and expr.slice.elts \
             and isinstance(first := expr.slice.elts[0], ast.Slice) and first.lower is None and first.upper is None and first.step is None:
@@ -147,7 +147,7 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         return literal_rows(facts, func.value, depth + 1)
     qualname = facts.qualname(func) or ""
     if qualname in _DIMENSIONS:
-        return _int_constant(expr.args[0]) if expr.args else None
+        return int_literal(expr.args[0]) if expr.args else None
     if qualname in _SHAPE_FIRST:
         shape = expr.args[0] if expr.args else _keyword(expr, "shape")
     elif qualname in _SIZED:
@@ -156,15 +156,14 @@ def literal_rows(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> int | Non
         return None
     if isinstance(shape, (ast.Tuple, ast.List)):
         shape = shape.elts[0] if shape.elts else None
-    return _int_constant(shape) if shape is not None else None
+    return int_literal(shape) if shape is not None else None
 
 
 def _leading_dimension(reshape: ast.Call) -> int | None:
     """``x.reshape(60000, 784)`` / ``x.reshape((60000, 28, 28, 1))``: a literal leading
     dimension, with more after it."""
-    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
-        else list(reshape.args)
-    first = _int_constant(dims[0]) if len(dims) >= 2 else None
+    dims = _reshape_dims(reshape)
+    first = int_literal(dims[0]) if len(dims) >= 2 else None
     return first if first is not None and first > 0 else None
 
 
@@ -180,24 +179,22 @@ def _unpacked(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
 def _own_rows_first(facts: ModuleFacts, reshape: ast.Call) -> bool:
     """``x.reshape(x.shape[0], 13, 1)``, or with ``n = x.shape[0]`` first: the rows it had."""
     array = reshape.func.value  # type: ignore[attr-defined]
-    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
-        else list(reshape.args)
+    dims = _reshape_dims(reshape)
     first = dims[0] if len(dims) >= 2 else None
     if isinstance(first, ast.Name):
         assignment = facts.reaching_assignment(first)
         first = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
-    return isinstance(first, ast.Subscript) and _int_constant(first.slice) == 0 and isinstance(first.value, ast.Attribute) \
+    return isinstance(first, ast.Subscript) and int_literal(first.slice) == 0 and isinstance(first.value, ast.Attribute) \
         and first.value.attr == "shape" and ast.dump(first.value.value) == ast.dump(array)
 
 
 def _keeps_rows(reshape: ast.Call) -> bool:
     """``x.reshape(-1, 784)`` / ``x.reshape((-1, 28, 28, 1))``: the leading dimension left to
     NumPy, with more after it - the idiom that flattens or shapes each sample, one row each."""
-    dims = list(reshape.args[0].elts) if len(reshape.args) == 1 and isinstance(reshape.args[0], (ast.Tuple, ast.List)) \
-        else list(reshape.args)
+    dims = _reshape_dims(reshape)
     first = dims[0] if dims else None
     return len(dims) >= 2 and isinstance(first, ast.UnaryOp) and isinstance(first.op, ast.USub) \
-        and _int_constant(first.operand) == 1
+        and int_literal(first.operand) == 1
 
 
 def _loaded_rows(facts: ModuleFacts, target: ast.expr, value: ast.expr, name: str, depth: int = 0) -> int | None:
@@ -259,10 +256,10 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _int_constant(expr: ast.AST | None) -> int | None:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-        return expr.value
-    return None
+def _reshape_dims(reshape: ast.Call) -> list[ast.expr]:
+    """The dimensions ``x.reshape`` is given: ``reshape(60000, 784)`` or ``reshape((60000, 784))``."""
+    args = reshape.args
+    return list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
 
 
 def _int_or_default(facts: ModuleFacts, expr: ast.AST | None, default: int) -> int | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeGuard
 
-from tfperf_lsp.analysis.astutil import first_line, int_value, keyword
+from tfperf_lsp.analysis.astutil import call_arguments, first_line, int_value, keyword
 from tfperf_lsp.analysis.dataflow import ParameterUses, argument_for_parameter, classify_parameter
 from tfperf_lsp.analysis.facts import FunctionNode, ModuleFacts, TFFunction, argument_for, parameter_names, walk_same_scope
 from tfperf_lsp.analysis.models import (calls_pretrained_model, creates_model, definition_builds_on_pretrained,
@@ -439,7 +439,7 @@ def graph_blockers(facts: ModuleFacts, fn: ast.AST, depth: int = 1) -> list[str]
                 and not _static(facts, node.args[0]):
             reasons.append(f"converts a value with {func.id}()")
         elif qualname and qualname.split(".")[0] in ("numpy", "time", "random", "pandas") and not (
-            qualname.startswith("numpy.") and not qualname.startswith("numpy.random.") and all(_static(facts, a) for a in [*node.args, *(k.value for k in node.keywords)])
+            qualname.startswith("numpy.") and not qualname.startswith("numpy.random.") and all(_static(facts, a) for a in call_arguments(node))
         ):
             reasons.append(f"calls {qualname}")
         elif isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and not (

@@ -15,6 +15,7 @@ from tfperf_lsp.rules.common import CLOCKS, function_label, initialised_once, sh
 from tfperf_lsp.rules.context import RuleContext
 from tfperf_lsp.rules.input_pipeline._pipeline import pipelines
 
+_RANDOM_MODULES = ("numpy.random.", "random.")
 # Calls of NumPy's and Python's random modules that draw nothing.
 _NOT_DRAWS = frozenset({"seed", "default_rng", "RandomState", "Generator", "get_state", "set_state", "getstate", "setstate"})
 _PRINT_KEYWORDS = {"sep", "end"}  # tf.print understands these; not file= or flush=
@@ -153,25 +154,21 @@ class PythonSideEffect(Rule):
         if "random" not in ctx.source.text:
             return
         facts = ctx.facts
-        model = pipelines(ctx)
-        for step in model.maps():
-            fn = model.map_function(step).node
-            if fn is None or fn in traced:
+        for fn in pipelines(ctx).mapped_functions():
+            if fn in traced:
                 continue
             traced.add(fn)
             label = fn.name if isinstance(fn, FunctionNode) else "the mapped lambda"
             for node in walk_same_scope(fn):
-                if not isinstance(node, ast.Call):
+                qualname = (facts.qualname(node.func) or "") if isinstance(node, ast.Call) else ""
+                function = qualname.rsplit(".", 1)[-1]
+                if not qualname.startswith(_RANDOM_MODULES) or function in _NOT_DRAWS:
                     continue
-                qualname = facts.qualname(node.func) or ""
-                if (qualname.startswith("numpy.random.") or qualname.startswith("random.")) \
-                        and qualname.rsplit(".", 1)[-1] not in _NOT_DRAWS:
-                    shuffles = qualname.rsplit(".", 1)[-1] in ("shuffle", "permutation")
-                    what = ("shuffles once, when `map` traces it: every element gets the same order; use "
-                            "`tf.random.shuffle`") if shuffles else (
-                        "is drawn once, when `map` traces it, and frozen into the pipeline: every element gets the "
-                        "same value; use `tf.random` (`tf.random.uniform`, or a `tf.random.Generator`)")
-                    yield self.finding(ctx, node, f"`{short(qualname)}` in `{label}` {what}", label="frozen at trace time")
+                what = ("shuffles once, when `map` traces it: every element gets the same order; use "
+                        "`tf.random.shuffle`") if function in ("shuffle", "permutation") else (
+                    "is drawn once, when `map` traces it, and frozen into the pipeline: every element gets the "
+                    "same value; use `tf.random` (`tf.random.uniform`, or a `tf.random.Generator`)")
+                yield self.finding(ctx, node, f"`{short(qualname)}` in `{label}` {what}", label="frozen at trace time")
 
     def _check_node(
         self, ctx: RuleContext, node: ast.AST, name: str, local: set[str], globals_declared: set[str],
@@ -221,7 +218,7 @@ class PythonSideEffect(Rule):
                 f"or return the values",
                 label="runs only while tracing",
             )
-        elif qualname and (qualname.startswith("numpy.random.") or qualname.startswith("random.")):
+        elif qualname and qualname.startswith(_RANDOM_MODULES):
             yield self.finding(
                 ctx, node,
                 f"`{short(qualname)}` in `{name}` is evaluated once while tracing and frozen into the graph "

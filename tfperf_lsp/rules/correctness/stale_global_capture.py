@@ -7,7 +7,7 @@ import builtins
 import re
 from typing import Iterator, cast
 
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, target_names, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, parameter_names, target_names, walk_same_scope
 from tfperf_lsp.model import Finding, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, graph_blockers, initialised_once, self_attribute, tf_function_calls
@@ -413,7 +413,7 @@ def _bound_inside(facts, node: ast.Name, fn_node: ast.AST) -> bool:
         if isinstance(ancestor, _COMPREHENSIONS) and any(
                 node.id in target_names(generator.target) for generator in ancestor.generators):
             return True
-        if isinstance(ancestor, ast.Lambda) and node.id in {a.arg for a in ast.walk(ancestor.args) if isinstance(a, ast.arg)}:
+        if isinstance(ancestor, ast.Lambda) and node.id in parameter_names(ancestor):
             return True
     return False
 

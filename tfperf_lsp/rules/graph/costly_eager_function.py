@@ -5,6 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator, cast
 
+from tfperf_lsp.analysis.astutil import call_arguments
 from tfperf_lsp.analysis.facts import ModuleFacts, walk_same_scope
 from tfperf_lsp.analysis.hotness import HotCode
 from tfperf_lsp.analysis.loopvalues import varying_scalar
@@ -165,13 +166,12 @@ def _run_by_tf_data(ctx: RuleContext) -> set[ast.AST]:
     two calls deep: tf.data traces them into its graph, so a loop in them runs once, at trace time
     (round 62: cutmix's per-image ``get_clip_box`` reported as eager)."""
     facts = ctx.facts
-    model = pipelines(ctx)
     found: set[ast.AST] = set()
-    todo = [(fn, 0) for step in model.maps() if (fn := model.map_function(step).node) is not None]
+    todo: list[tuple[ast.AST, int]] = [(fn, 0) for fn in pipelines(ctx).mapped_functions()]
     # ``ds.map(cutmix, num_parallel_calls=2)`` on a dataset handed in as a parameter, which the
     # pipeline model (built from the datasets this file makes) does not see
-    todo += [(fn, 0) for call in facts.calls_named("map") if _maps_a_dataset(facts, call)
-             and isinstance(call.args[0], ast.Name) and (fn := facts.resolve_def(call.args[0], call)) is not None]
+    todo += [(mapped, 0) for call in facts.calls_named("map") if _maps_a_dataset(facts, call)
+             and isinstance(call.args[0], ast.Name) and (mapped := facts.resolve_def(call.args[0], call)) is not None]
     while todo:
         fn, depth = todo.pop()
         if fn in found:
@@ -211,7 +211,7 @@ def _passes_loop_numbers(facts: ModuleFacts, call: ast.Call) -> bool:
     """``run(step / float(n), step)`` in ``for step in range(n)``: a Python number that changes
     per iteration. A tf.function traces once per distinct Python value: one trace per call."""
     loops = facts.enclosing_loops(call)
-    arguments = [*call.args, *(k.value for k in call.keywords)]
+    arguments = call_arguments(call)
     return any(varying_scalar(facts, argument, loops) is not None for argument in arguments)
 
 
@@ -221,7 +221,7 @@ def _passes_a_list_built_here(call: ast.Call) -> bool:
     traces again on every size (Hyperparameter_Ensembles' greedy selection)."""
     def built(node: ast.expr) -> bool:
         return isinstance(node, (ast.List, ast.ListComp)) or isinstance(node, ast.BinOp) and (built(node.left) or built(node.right))
-    return any(built(argument) for argument in [*call.args, *(k.value for k in call.keywords)])
+    return any(built(argument) for argument in call_arguments(call))
 
 
 def _passes_loop_strings(facts: ModuleFacts, call: ast.Call) -> bool:
@@ -237,7 +237,7 @@ def _passes_loop_strings(facts: ModuleFacts, call: ast.Call) -> bool:
             targets |= names
             if _lists_files(facts, loop.iter):
                 over_files |= names
-    for argument in [*call.args, *(k.value for k in call.keywords)]:
+    for argument in call_arguments(call):
         if isinstance(argument, ast.Name) and argument.id in over_files:
             return True
         made = isinstance(argument, ast.JoinedStr) or isinstance(argument, ast.Call) and (

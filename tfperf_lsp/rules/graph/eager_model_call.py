@@ -5,6 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator, cast
 
+from tfperf_lsp.analysis.astutil import call_arguments
 from tfperf_lsp.analysis.facts import TF_FUNCTION, FunctionNode, ModuleFacts, siblings, walk_same_scope
 from tfperf_lsp.analysis.loopcarry import LoopFlow
 from tfperf_lsp.analysis.loopvalues import varying_number_list, varying_scalar
@@ -151,7 +152,7 @@ class EagerModelCall(Rule):
                 continue  # TFP layers: the model returns a distribution, which tf.function cannot return
             if _wrapped_after(facts, func.id, loops[-1]) or _timed(facts, loops[-1]):
                 continue  # `net = tf.function(net)` next, or a clock read around the loop: it measures eager calls
-            if any(varying_scalar(facts, a, loops) or varying_number_list(facts, a, loops) for a in _arguments(call)):
+            if any(varying_scalar(facts, a, loops) or varying_number_list(facts, a, loops) for a in call_arguments(call)):
                 continue  # a Python number that changes every iteration (``model(image, [width])``): a graph
                 # would be traced again on every call
             if holds_pretrained_model(ctx, func):
@@ -166,7 +167,7 @@ class EagerModelCall(Rule):
             # any input: a transformer's decoder is called ``model(enc_input, output, masks...)``, and
             # only its second input grows
             flow = LoopFlow(facts, loops[0]) if isinstance(loops[0], (ast.For, ast.While)) else None
-            grows = flow is not None and any(flow.carry(argument).grows for argument in _arguments(call))
+            grows = flow is not None and any(flow.carry(argument).grows for argument in call_arguments(call))
             options = ", reduce_retracing=True" if grows else ""
             title = f"Call {new_name} = tf.function({func.id}{options}) in the loop"
             why = ("its input grows every iteration: with `reduce_retracing` its length becomes a dimension of "
@@ -284,10 +285,6 @@ def _wrapped_after(facts: ModuleFacts, name: str, loop: ast.AST) -> bool:
                 and isinstance(value.args[0], ast.Name) and value.args[0].id == name:
             return True
     return False
-
-
-def _arguments(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(k.value for k in call.keywords)]
 
 
 def _timed(facts: ModuleFacts, loop: ast.AST) -> bool:

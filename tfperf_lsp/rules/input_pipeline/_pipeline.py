@@ -275,6 +275,10 @@ class Pipelines:
     def maps(self) -> list[Step]:
         return [s for s in self.steps if s.method == "map"]
 
+    def mapped_functions(self) -> list[ast.AST]:
+        """The defs and lambdas the pipelines' ``map`` steps run (tf.data traces them)."""
+        return [fn for step in self.maps() if (fn := self.map_function(step).node) is not None]
+
     # ------------------------------------------------------------------ chains
     def dataset_of(self, expr: ast.AST | None) -> Step | None:
         if isinstance(expr, ast.Call):

@@ -5,8 +5,9 @@ import ast
 from functools import partial
 from typing import Iterator, TypeGuard
 
+from tfperf_lsp.analysis.astutil import int_literal
 from tfperf_lsp.analysis.dataflow import argument_for_parameter
-from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, parameter_defaults, walk_same_scope
+from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction, parameter_defaults, parameter_names, walk_same_scope
 from tfperf_lsp.model import Edit, Finding, Fix, Severity
 from tfperf_lsp.rules.base import Example, Rule
 from tfperf_lsp.rules.common import function_label, tf_alias, tf_function_calls
@@ -162,8 +163,9 @@ def _same_constant_everywhere(ctx: RuleContext, fn: TFFunction, param: str, nest
     setting around a nested Python loop (``nested``: 10 epochs of 100 unrolled steps)."""
     values = set()
     for value in _arguments_everywhere(ctx, fn, param):
-        fixed = value.value if _is_int(value) else _fixed_count(ctx.facts, value)  # type: ignore[union-attr]
-        if fixed is None or not _is_int(value) and (nested or fixed > _SMALL_SETTING):
+        literal = int_literal(value)
+        fixed = literal if literal is not None else _fixed_count(ctx.facts, value)
+        if fixed is None or literal is None and (nested or fixed > _SMALL_SETTING):
             return None
         values.add(fixed)
     return values.pop() if len(values) == 1 else None
@@ -178,29 +180,20 @@ def _fixed_count(facts: ModuleFacts, value: ast.expr | None) -> int | None:
     """The int ``value`` stands for when it cannot change while the program runs: a literal; a
     parameter of the calling function that its body never rebinds, with a literal default (a
     setting such as ``n_critic_updates=5``); a module-level name bound once, to a literal."""
-    if _is_int(value):
-        return value.value  # type: ignore[union-attr]
     if not isinstance(value, ast.Name):
-        return None
+        return int_literal(value)
     caller = facts.enclosing_function(value)
     if caller is not None:
         if value.id in facts.assignments_in(caller):
             return None
-        default = parameter_defaults(caller).get(value.id)
-        if default is not None or value.id in {a.arg for a in ast.walk(caller.args) if isinstance(a, ast.arg)}:
-            return default.value if _is_int(default) else None  # type: ignore[union-attr]
+        if value.id in parameter_names(caller):
+            return int_literal(parameter_defaults(caller).get(value.id))
     bindings = facts.module_assignments.get(value.id, [])
-    if len(bindings) == 1 and isinstance(bindings[0], ast.Assign) and _is_int(bindings[0].value):
-        return bindings[0].value.value  # type: ignore[attr-defined]
-    return None
+    return int_literal(bindings[0].value) if len(bindings) == 1 and isinstance(bindings[0], ast.Assign) else None
 
 
 def _holds_a_range_loop(loop: ast.For) -> bool:
     return any(isinstance(node, ast.For) and _is_range(node.iter) for stmt in loop.body for node in ast.walk(stmt))
-
-
-def _is_int(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
 
 
 def _tensor_everywhere(ctx: RuleContext, fn: TFFunction, param: str) -> bool:

@@ -5,6 +5,7 @@ import ast
 from functools import partial
 from typing import Iterator
 
+from tfperf_lsp.analysis.astutil import call_arguments
 from tfperf_lsp.analysis.facts import ModuleFacts, TFFunction
 from tfperf_lsp.analysis.hotness import is_short_loop
 from tfperf_lsp.model import Edit, Finding, Fix, Pos, Severity, Span
@@ -155,7 +156,7 @@ def _called_with_new_arguments(ctx: RuleContext, fn: TFFunction, loop: ast.AST) 
         return False
     changed = facts.names_changed_by(loop)
     return all(any(isinstance(node, ast.Name) and node.id in changed
-                   for arg in [*call.args, *(k.value for k in call.keywords)] for node in ast.walk(arg))
+                   for arg in call_arguments(call) for node in ast.walk(arg))
                for call in calls)
 
 

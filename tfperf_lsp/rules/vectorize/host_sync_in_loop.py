@@ -5,6 +5,7 @@ import ast
 import re
 from typing import Iterator, Mapping
 
+from tfperf_lsp.analysis.astutil import call_arguments
 from tfperf_lsp.analysis.facts import ModuleFacts, position, target_names, walk_same_scope
 from tfperf_lsp.analysis.models import OPTIMIZER_STEPS
 from tfperf_lsp.model import Finding, Severity
@@ -192,7 +193,7 @@ def _shown_live(facts: ModuleFacts, loop: ast.AST, outputs: Mapping[str, object]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LIVE_DISPLAY:
             if node.func.attr == "update" and not _progress_bar(facts, node.func.value):
                 continue  # ``dict.update``, ``metric.update``...
-            arguments = [*node.args, *(k.value for k in node.keywords)]
+            arguments = call_arguments(node)
         else:
             continue
         shown = any(isinstance(n, ast.Name) and n.id in outputs for a in arguments for n in ast.walk(a))
